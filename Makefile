@@ -1,0 +1,147 @@
+# hutch: one plain GNU Makefile (STYLE.md §2). Variants are variables:
+#   make                     build/hutch, build/libhutch.a
+#   make SAN=address,undefined   sanitized build in build/san/
+#   make check               install deps, build, run every test under prove
+#   make check-v2            the cgroup v2 backend for real, in a qemu guest
+#   make demo                install deps, build, show what hutch does
+#   make lint | format | fuzz | fuzz-smoke | bench | clean
+
+CC ?= cc
+PKGS := libseccomp jansson
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson)
+
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+	-Wformat-nonliteral -Wimplicit-fallthrough -Wswitch-enum -Wundef -Wvla -Wpointer-arith \
+	-Wno-missing-field-initializers -Wno-format-truncation -Werror
+# -Wno-format-truncation: fixed buffers (error messages, paths in the child
+# after clone) truncate on purpose; path builders check the return value.
+CFLAGS ?= -g -O2
+BASE_CFLAGS := -std=gnu17 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
+LDLIBS := $(PKG_LIBS) -lm -lpthread
+
+ifeq ($(SAN),)
+BUILD := build
+HARDEN := -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fstack-clash-protection -fPIE
+LDHARDEN := -pie -Wl,-z,relro,-z,now,-z,noexecstack
+else
+BUILD := build/san
+CC := clang
+CFLAGS := -g -O1 -fno-omit-frame-pointer
+HARDEN := -fsanitize=$(SAN) -fno-sanitize-recover=all
+LDHARDEN := -fsanitize=$(SAN)
+endif
+ifeq ($(COVERAGE),1)
+HARDEN += --coverage
+LDHARDEN += --coverage
+endif
+
+ALL_CFLAGS = $(BASE_CFLAGS) $(HARDEN) $(CFLAGS)
+
+LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c)
+CLI_SRC := $(wildcard src/cli/*.c)
+UNIT_SRC := $(wildcard tests/unit/test-*.c)
+FUZZ_TARGETS := $(patsubst fuzz/fuzz-%.c,%,$(wildcard fuzz/fuzz-*.c))
+
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+LIB := $(BUILD)/libhutch.a
+HUTCH := $(BUILD)/hutch
+PROBE := build/probe
+REPLAY := $(BUILD)/fuzz-replay
+
+.PHONY: all check check-unit check-v2 demo lint format fuzz fuzz-smoke bench clean deps install
+
+all: $(HUTCH) $(LIB) $(BUILD)/hutch.pc $(PROBE) $(UNIT_BIN) $(REPLAY)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(HUTCH): $(CLI_OBJ) $(LIB)
+	$(CC) $(LDHARDEN) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+$(BUILD)/hutch.pc: scripts/hutch.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@VERSION@|$(shell sed -n 's/^#define HUTCH_VERSION "\(.*\)"/\1/p' include/hutch.h)|' \
+	    -e 's|@PREFIX@|$(PREFIX)|' $< > $@
+
+# The in-sandbox probe: static and never sanitized (ASan reserves terabytes
+# of address space, which memory limits refuse).
+$(PROBE): tests/helpers/probe.c
+	@mkdir -p $(dir $@)
+	gcc -std=gnu17 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -static -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c tests/tap.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Itests $(LDHARDEN) -o $@ $< $(LIB) $(LDLIBS)
+
+$(REPLAY): fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(LDHARDEN) -o $@ fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB) $(LDLIBS)
+
+PREFIX ?= /usr/local
+install: $(HUTCH) $(LIB) $(BUILD)/hutch.pc
+	install -D -m 0755 $(HUTCH) $(DESTDIR)$(PREFIX)/bin/hutch
+	install -D -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhutch.a
+	install -D -m 0644 include/hutch.h $(DESTDIR)$(PREFIX)/include/hutch.h
+	install -D -m 0644 $(BUILD)/hutch.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/hutch.pc
+
+deps:
+	scripts/deps.sh
+
+# Every test, under prove; ends with one "N passed, N failed" line.
+check: deps
+	$(MAKE) all
+	$(MAKE) SAN=address,undefined all
+	scripts/check.sh
+
+# Quick loop while developing: unit tests only, no deps step.
+check-unit: all
+	HUTCH_BUILD=$(BUILD) prove -f $(UNIT_BIN)
+
+check-v2: deps all
+	tests/v2/run.sh
+
+demo: deps
+	$(MAKE) all
+	scripts/demo.sh
+
+lint:
+	clang-format --dry-run -Werror $(shell git ls-files '*.c' '*.h')
+	cppcheck --std=c11 --enable=warning,performance,portability --inline-suppr \
+		--error-exitcode=1 --suppress=missingIncludeSystem -D_GNU_SOURCE -Iinclude -Isrc \
+		--quiet src tests/unit fuzz
+	shellcheck $(shell git ls-files '*.sh') .ci/run
+	scripts/tidy.sh
+
+format:
+	clang-format -i $(shell git ls-files '*.c' '*.h')
+
+fuzz:
+	@mkdir -p build/fuzz
+	for t in $(FUZZ_TARGETS); do \
+		clang -std=gnu17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
+			-Iinclude -Isrc -DHUTCH_FUZZ_MAIN $(PKG_CFLAGS) -o build/fuzz/$$t \
+			fuzz/fuzz-$$t.c $(LIB_SRC) $(PKG_LIBS) -lm -lpthread || exit 1; \
+	done
+
+fuzz-smoke: fuzz
+	for t in $(FUZZ_TARGETS); do \
+		mkdir -p build/fuzz/corpus-$$t; \
+		build/fuzz/$$t -max_total_time=60 build/fuzz/corpus-$$t fuzz/corpus/$$t || exit 1; \
+	done
+
+bench: deps all
+	bench/run.sh
+
+clean:
+	rm -rf build
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)

@@ -1,0 +1,96 @@
+/* The cell: THE isolation primitive, one isolated process tree.
+ *
+ * A cell spec is plain data; hutch_cell_spawn() is the one door. Nothing
+ * outside src/cell/ calls clone, unshare, mount or seccomp.
+ *
+ * Shape of a running cell:
+ *
+ *   supervisor (caller)
+ *     └─ init: pid 1 of a new pid namespace; builds the root filesystem,
+ *        then forks the program and waits; when the program exits, init
+ *        reports its wait status and exits, and the kernel kills everything
+ *        else in the namespace (daemons, setsid'ed children) with it.
+ *          └─ program: pid 2; unprivileged uid, no capabilities,
+ *             no_new_privs, rlimits, landlock, seccomp, then execve.
+ */
+#ifndef HUTCH_CELL_CELL_H
+#define HUTCH_CELL_CELL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "hutch.h"
+#include "cell/cgroup.h"
+#include "cell/seccomp.h"
+
+/* What a child reports when a step before execve fails; fits one pipe write. */
+struct hutch_cell_failure {
+	char step[32];
+	struct hutch_err err;
+};
+
+/* What init tells the supervisor when the program has exited. */
+struct hutch_cell_report {
+	int wait_status;    /* of the program (pid 2) */
+	uint64_t disk_used; /* bytes used in the writable tmpfs */
+};
+
+struct hutch_cell_rlimits {
+	uint64_t file_bytes; /* RLIMIT_FSIZE */
+	uint64_t cpu_sec;    /* RLIMIT_CPU backstop, 0 = none */
+	uint64_t data_bytes; /* RLIMIT_DATA when no memory cgroup, 0 = none */
+	uint64_t nproc;	     /* RLIMIT_NPROC when no pids cgroup, 0 = none */
+};
+
+struct hutch_cell_spec {
+	bool use_userns;      /* rootless: map our uid/gid to the sandbox ids */
+	uid_t outer_uid;      /* our ids, for the maps */
+	gid_t outer_gid;
+	uint64_t disk_bytes;  /* size of the writable tmpfs (/workspace, /tmp) */
+	const struct hutch_file *files; /* placed under /workspace */
+	size_t nfiles;
+	const char *workdir;  /* absolute, under /workspace */
+	char *const *argv;
+	char *const *envp;
+	int stdin_fd;	      /* in the caller; dup'ed to 0 in the program */
+	int stdout_fd;
+	int stderr_fd;
+	struct hutch_cell_rlimits rlimits;
+	const struct hutch_cgroup *cgroup; /* may be NULL */
+	const struct hutch_seccomp_prog *seccomp;
+};
+
+struct hutch_cell {
+	pid_t pid;	/* init, in our pid namespace */
+	int pidfd;	/* of init */
+	int report_fd;	/* read: a hutch_cell_failure, or EOF once the program exec'd */
+	int status_fd;	/* read: a struct hutch_cell_report, written by init */
+};
+
+/* Create the cell and start the program. On return the program may still
+ * be setting up: read report_fd for the outcome of setup. Returns -1 (err
+ * filled) when the cell could not even be cloned. */
+int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell,
+		     struct hutch_err *err);
+
+/* Kill the whole tree (SIGKILL to init; the pid namespace takes the rest). */
+void hutch_cell_kill(const struct hutch_cell *cell);
+
+/* Reap init; returns its wait status. Closes the cell's fds. */
+int hutch_cell_reap(struct hutch_cell *cell, struct rusage *ru);
+
+/* True when this process can create a cell without a user namespace. */
+bool hutch_cell_is_privileged(void);
+
+/* --- steps run inside the child; each returns -1 with err filled --- */
+int hutch_ns_write_id_maps(pid_t pid, uid_t outer_uid, gid_t outer_gid, struct hutch_err *err);
+int hutch_ns_set_identity(struct hutch_err *err);
+int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err *err);
+int hutch_net_loopback_up(struct hutch_err *err);
+int hutch_caps_drop_all(bool in_userns, struct hutch_err *err);
+int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *err);
+int hutch_landlock_apply(struct hutch_err *err);
+
+#endif

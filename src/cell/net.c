@@ -1,0 +1,37 @@
+#include <errno.h>
+#include <net/if.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cell/cell.h"
+#include "util/err.h"
+
+/* Network policy "none": the cell has its own, empty network namespace
+ * (CLONE_NEWNET) in which only loopback exists; bring it up so programs can
+ * talk to themselves (test servers, multiprocessing managers). Nothing in
+ * this namespace routes anywhere else. Child-only. */
+int hutch_net_loopback_up(struct hutch_err *err)
+{
+	struct ifreq ifr;
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return hutch_err_set(err, errno, "socket for loopback");
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo");
+	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0) {
+		hutch_err_set(err, errno, "get flags of 'lo'");
+		close(fd);
+		return -1;
+	}
+	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0) {
+		hutch_err_set(err, errno, "bring up 'lo'");
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}

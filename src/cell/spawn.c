@@ -1,0 +1,278 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell/cell.h"
+#include "sys/syscalls.h"
+#include "util/cleanup.h"
+#include "util/err.h"
+
+/*
+ * hutch_cell_spawn: the one door into a cell. See cell.h for the shape.
+ *
+ * Three pipes connect the supervisor and the cell:
+ *   go      supervisor -> init: one byte once uid maps and cgroup are set;
+ *           EOF means the supervisor died, and init exits.
+ *   report  init/program -> supervisor (CLOEXEC): a hutch_cell_failure when a
+ *           step fails, or EOF when the program's execve succeeded.
+ *   status  init -> supervisor: the program's wait status.
+ *
+ * The child runs between clone() and execve() in a copy of a possibly
+ * multi-threaded process, so it only calls async-signal-safe functions
+ * (libuv's process.c and isolate do the same), and the signal mask is
+ * blocked around clone() and reset in the child.
+ */
+
+struct pipes {
+	int go[2];
+	int report[2];
+	int status[2];
+};
+
+static _Noreturn void child_fail(int fd, const char *step, const struct hutch_err *err)
+{
+	struct hutch_cell_failure f;
+
+	memset(&f, 0, sizeof(f));
+	snprintf(f.step, sizeof(f.step), "%s", step);
+	f.err = *err;
+	(void)!write(fd, &f, sizeof(f));
+	_exit(127);
+}
+
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* The program: pid 2 of the cell. Never returns. */
+static _Noreturn void run_program(const struct hutch_cell_spec *spec, int report_fd)
+{
+	struct hutch_err err = {0, ""};
+	int fds[3] = {spec->stdin_fd, spec->stdout_fd, spec->stderr_fd};
+
+	/* Its own session: no controlling terminal shared with anything. */
+	if (setsid() < 0)
+		child_fail(report_fd, "setsid", (hutch_err_set(&err, errno, "setsid"), &err));
+	for (int i = 0; i < 3; i++) {
+		if (dup2(fds[i], i) < 0)
+			child_fail(report_fd, "stdio",
+				   (hutch_err_set(&err, errno, "dup2 fd %d", i), &err));
+	}
+	/* Nothing the supervisor holds may leak in: close every fd but 0-2 and
+	 * the report pipe (close-on-exec, so gone at execve). */
+	if (report_fd > 3)
+		close_range(3, (unsigned)report_fd - 1, 0);
+	close_range((unsigned)report_fd + 1, ~0u, 0);
+	if (chdir(spec->workdir ? spec->workdir : HUTCH_WORKSPACE) < 0)
+		child_fail(report_fd, "workdir",
+			   (hutch_err_set(&err, errno, "chdir '%s'", spec->workdir), &err));
+	if (hutch_rlimit_apply(&spec->rlimits, &err) < 0)
+		child_fail(report_fd, "rlimit", &err);
+	if (hutch_caps_drop_all(spec->use_userns, &err) < 0)
+		child_fail(report_fd, "capabilities", &err);
+	if (hutch_landlock_apply(&err) < 0)
+		child_fail(report_fd, "landlock", &err);
+	/* Last before execve: the filter also applies to what we still do. */
+	if (hutch_seccomp_load(spec->seccomp, &err) < 0)
+		child_fail(report_fd, "seccomp", &err);
+	execvpe(spec->argv[0], spec->argv, spec->envp);
+	hutch_err_set(&err, errno, "execute '%s'", spec->argv[0]);
+	child_fail(report_fd, "exec", &err);
+}
+
+/* Reap children until the program exits; report its status; exit. The
+ * kernel then kills whatever else lives in the namespace. */
+static _Noreturn void init_wait(int status_fd, pid_t program)
+{
+	struct hutch_cell_report report = {0, 0};
+	struct statfs sfs;
+	int status;
+
+	for (;;) {
+		pid_t pid = waitpid(-1, &status, 0);
+		if (pid == program) {
+			report.wait_status = status;
+			if (statfs(HUTCH_WORKSPACE, &sfs) == 0)
+				report.disk_used = (uint64_t)(sfs.f_blocks - sfs.f_bfree) * sfs.f_bsize;
+			(void)!write(status_fd, &report, sizeof(report));
+			_exit(0);
+		}
+		if (pid < 0 && errno != EINTR)
+			_exit(126);
+	}
+}
+
+/* init: pid 1 of the cell. Never returns. */
+static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes *p)
+{
+	struct hutch_err err = {0, ""};
+	char go;
+	pid_t program;
+
+	reset_signals();
+	close(p->go[1]);
+	close(p->report[0]);
+	close(p->status[0]);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+		child_fail(p->report[1], "pdeathsig", (hutch_err_set(&err, errno, "prctl"), &err));
+	if (read(p->go[0], &go, 1) != 1)
+		_exit(127); /* supervisor gone or gave up */
+	close(p->go[0]);
+	if (spec->cgroup && spec->cgroup->version && unshare(CLONE_NEWCGROUP) < 0)
+		child_fail(p->report[1], "cgroupns", (hutch_err_set(&err, errno, "unshare"), &err));
+	if (hutch_ns_set_identity(&err) < 0)
+		child_fail(p->report[1], "uts", &err);
+	if (hutch_net_loopback_up(&err) < 0)
+		child_fail(p->report[1], "network", &err);
+	if (hutch_mount_build_root(spec, &err) < 0)
+		child_fail(p->report[1], "rootfs", &err);
+	program = fork();
+	if (program < 0)
+		child_fail(p->report[1], "fork", (hutch_err_set(&err, errno, "fork program"), &err));
+	if (program == 0) {
+		close(p->status[1]);
+		run_program(spec, p->report[1]);
+	}
+	close(p->report[1]);
+	/* init holds nothing but the status pipe, and no privilege. */
+	if (p->status[1] > 0)
+		close_range(0, (unsigned)p->status[1] - 1, 0);
+	close_range((unsigned)p->status[1] + 1, ~0u, 0);
+	if (hutch_caps_drop_all(spec->use_userns, &err) < 0 ||
+	    hutch_seccomp_load(spec->seccomp, &err) < 0)
+		_exit(126);
+	init_wait(p->status[1], program);
+}
+
+static void close_pair(int fds[2])
+{
+	for (int i = 0; i < 2; i++) {
+		if (fds[i] >= 0)
+			close(fds[i]);
+		fds[i] = -1;
+	}
+}
+
+static unsigned long clone_flags(const struct hutch_cell_spec *spec)
+{
+	/* DESIGN.md isolation defaults: every namespace; user only when we are
+	 * not root (as root, the program runs as an unprivileged uid instead). */
+	unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET;
+
+	if (spec->use_userns)
+		flags |= CLONE_NEWUSER;
+	return flags;
+}
+
+int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell,
+		     struct hutch_err *err)
+{
+	struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}};
+	sigset_t all;
+	sigset_t old;
+	pid_t pid;
+	char go = 'g';
+
+	memset(cell, 0, sizeof(*cell));
+	cell->pidfd = cell->report_fd = cell->status_fd = -1;
+	if (pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0 ||
+	    pipe2(p.status, O_CLOEXEC) < 0) {
+		hutch_err_set(err, errno, "pipe");
+		goto out_close;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = hutch_sys_clone(clone_flags(spec));
+	if (pid == 0)
+		run_cell(spec, &p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (pid < 0) {
+		hutch_err_set(err, errno, "clone");
+		goto out_close;
+	}
+	cell->pid = pid;
+	close(p.go[0]);
+	close(p.report[1]);
+	close(p.status[1]);
+	p.go[0] = p.report[1] = p.status[1] = -1;
+	cell->pidfd = pidfd_open(pid, 0);
+	if (cell->pidfd < 0) {
+		hutch_err_set(err, errno, "pidfd_open");
+		goto out_kill;
+	}
+	if (spec->use_userns && hutch_ns_write_id_maps(pid, spec->outer_uid, spec->outer_gid, err) < 0)
+		goto out_kill;
+	if (spec->cgroup && spec->cgroup->version && hutch_cgroup_attach(spec->cgroup, pid, err) < 0)
+		goto out_kill;
+	if (write(p.go[1], &go, 1) != 1) {
+		hutch_err_set(err, errno, "start cell");
+		goto out_kill;
+	}
+	close(p.go[1]);
+	cell->report_fd = p.report[0];
+	cell->status_fd = p.status[0];
+	return 0;
+
+out_kill:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cell->pid = 0;
+	if (cell->pidfd >= 0)
+		close(cell->pidfd);
+	cell->pidfd = -1;
+out_close:
+	close_pair(p.go);
+	close_pair(p.report);
+	close_pair(p.status);
+	return -1;
+}
+
+void hutch_cell_kill(const struct hutch_cell *cell)
+{
+	if (cell->pidfd >= 0)
+		(void)pidfd_send_signal(cell->pidfd, SIGKILL, NULL, 0);
+	else if (cell->pid > 0)
+		kill(cell->pid, SIGKILL);
+}
+
+int hutch_cell_reap(struct hutch_cell *cell, struct rusage *ru)
+{
+	int status = 0;
+
+	if (cell->pid > 0) {
+		while (wait4(cell->pid, &status, 0, ru) < 0 && errno == EINTR)
+			;
+	}
+	cell->pid = 0;
+	if (cell->pidfd >= 0)
+		close(cell->pidfd);
+	if (cell->report_fd >= 0)
+		close(cell->report_fd);
+	if (cell->status_fd >= 0)
+		close(cell->status_fd);
+	cell->pidfd = cell->report_fd = cell->status_fd = -1;
+	return status;
+}
+
+bool hutch_cell_is_privileged(void)
+{
+	return geteuid() == 0;
+}

@@ -1,0 +1,16 @@
+#ifndef HUTCH_CLI_CLI_H
+#define HUTCH_CLI_CLI_H
+
+/* Exit codes of the CLI (documented in README.md). */
+#define HUTCH_EXIT_TIMEOUT 124
+#define HUTCH_EXIT_SANDBOX 125 /* hutch itself failed: bad usage or sandbox set-up */
+
+int hutch_cmd_run(int argc, char **argv);
+
+/* Read a whole file ("-" for stdin) into memory, at most max bytes. Regular
+ * files, pipes and terminals only. Returns -1 with err filled. */
+struct hutch_err;
+int hutch_cli_read_file(const char *path, size_t max, char **data, size_t *len,
+			unsigned int *mode, struct hutch_err *err);
+
+#endif

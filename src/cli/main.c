@@ -1,0 +1,39 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "hutch.h"
+
+static const char usage[] =
+	"usage: hutch <command> [options]\n"
+	"\n"
+	"Run untrusted code in a fresh, isolated Linux sandbox.\n"
+	"\n"
+	"commands:\n"
+	"  run        run one command or snippet in a new sandbox\n"
+	"\n"
+	"options:\n"
+	"  -h, --help     show this help (also: hutch run --help)\n"
+	"  -V, --version  show the version\n";
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return HUTCH_EXIT_SANDBOX;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+	    strcmp(argv[1], "help") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0 ||
+	    strcmp(argv[1], "version") == 0) {
+		printf("hutch %s\n", HUTCH_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "run") == 0)
+		return hutch_cmd_run(argc - 1, argv + 1);
+	fprintf(stderr, "hutch: unknown command '%s'\n%s", argv[1], usage);
+	return HUTCH_EXIT_SANDBOX;
+}

@@ -1,0 +1,15 @@
+/* Pieces shared by the cold and fast paths: how a request becomes argv,
+ * environment and files. */
+#ifndef HUTCH_RUN_RUNNER_H
+#define HUTCH_RUN_RUNNER_H
+
+#include "hutch.h"
+
+/* Caller frees with hutch_runner_free_strv. */
+char **hutch_runner_build_env(const struct hutch_exec_request *req);
+char **hutch_runner_build_argv(const struct hutch_exec_request *req);
+/* Array of files with absolute sandbox paths (owned) and borrowed data. */
+struct hutch_file *hutch_runner_build_files(const struct hutch_exec_request *req, size_t *count);
+void hutch_runner_free_strv(char **v);
+
+#endif
