@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
@@ -98,6 +99,37 @@ static _Noreturn void run_program(const struct hutch_cell_spec *spec, int report
 	child_fail(report_fd, "exec", &err);
 }
 
+/* Fields 48-51 of /proc/self/stat: where argv and environ strings live. */
+static void scrub_args_and_env(void)
+{
+	char buf[2048];
+	unsigned long v[4];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+	char *p;
+	int field = 2;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	p = strrchr(buf, ')'); /* field 2, the command name, may hold anything */
+	if (!p)
+		return;
+	for (; *p && field < 51; p++) {
+		if (*p != ' ')
+			continue;
+		field++;
+		if (field >= 48)
+			v[field - 48] = strtoul(p + 1, NULL, 10);
+	}
+	if (field < 51 || v[1] <= v[0] || v[3] <= v[2])
+		return;
+	memset((void *)v[0], 0, v[1] - v[0]);
+	memset((void *)v[2], 0, v[3] - v[2]);
+}
+
 /* Reap children until the program exits; report its status; exit. The
  * kernel then kills whatever else lives in the namespace. */
 static _Noreturn void init_wait(int status_fd, pid_t program)
@@ -152,6 +184,15 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 		run_program(spec, p->report[1]);
 	}
 	close(p->report[1]);
+	/* init is a copy of the supervisor: its memory holds the host's
+	 * environment and whatever else the supervisor had. Non-dumpable makes
+	 * /proc/1/mem, environ and friends unreadable even to the same uid (in
+	 * a user namespace our uid does not change, so the kernel would not
+	 * clear the flag itself); and the argv/environ strings are wiped
+	 * because /proc/1/cmdline is readable by anyone. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	(void)prctl(PR_SET_NAME, "hutch-init", 0, 0, 0);
+	scrub_args_and_env();
 	/* init holds nothing but the status pipe, and no privilege. */
 	if (p->status[1] > 0)
 		close_range(0, (unsigned)p->status[1] - 1, 0);
