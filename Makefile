@@ -55,17 +55,22 @@ REPLAY := $(BUILD)/fuzz-replay
 
 all: $(HUTCH) $(LIB) $(BUILD)/hutch.pc $(PROBE) $(UNIT_BIN) $(REPLAY)
 
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@
-	ar rcs $@ $^
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $^
 
 $(HUTCH): $(CLI_OBJ) $(LIB)
-	$(CC) $(LDHARDEN) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDHARDEN) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
 
 $(BUILD)/hutch.pc: scripts/hutch.pc.in
 	@mkdir -p $(dir $@)
@@ -80,7 +85,8 @@ $(PROBE): tests/helpers/probe.c
 
 $(BUILD)/tests/%: tests/unit/%.c tests/tap.h $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Itests $(LDHARDEN) -o $@ $< $(LIB) $(LDLIBS)
+	@$(if $(Q),echo "  TEST    $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -Itests $(LDHARDEN) -o $@ $< $(LIB) $(LDLIBS)
 
 $(REPLAY): fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB)
 	@mkdir -p $(dir $@)

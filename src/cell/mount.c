@@ -378,8 +378,7 @@ static int setup_writable(const struct hutch_cell_spec *spec, struct hutch_err *
 
 static int setup_misc_dirs(struct hutch_err *err)
 {
-	if (make_dir(NEWROOT "/var", 0755, err) < 0 || make_dir(NEWROOT "/root", 0700, err) < 0 ||
-	    make_dir(NEWROOT "/run", 0755, err) < 0)
+	if (make_dir(NEWROOT "/var", 0755, err) < 0 || make_dir(NEWROOT "/run", 0755, err) < 0)
 		return -1;
 	if (symlink("/tmp", NEWROOT "/var/tmp") < 0)
 		return hutch_err_set(err, errno, "symlink /var/tmp");

@@ -1,0 +1,138 @@
+#!/bin/bash
+# Helpers for integration tests (bubblewrap libtest-core.sh in spirit).
+# Every test prints TAP. HUTCH_BUILD picks the build (build or build/san);
+# HUTCH_AS=<user> runs hutch as that unprivileged user (rootless mode).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${HUTCH_BUILD:-$ROOT/build}
+case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
+HUTCH_BIN=$BUILD/hutch
+PROBE=$ROOT/build/probe
+PY=/usr/bin/python3
+TAP_N=0
+TAP_FAILED=0
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+
+# Rootless runs need binaries an unprivileged user can reach.
+if [ -n "${HUTCH_AS:-}" ]; then
+	RL_DIR=$(mktemp -d /tmp/hutch-rootless.XXXXXX)
+	chmod 755 "$RL_DIR"
+	cp "$HUTCH_BIN" "$PROBE" "$RL_DIR/"
+	HUTCH_BIN=$RL_DIR/hutch
+	PROBE=$RL_DIR/probe
+	trap 'rm -rf "$RL_DIR"' EXIT
+fi
+
+plan() { echo "1..$1"; }
+
+ok() {
+	TAP_N=$((TAP_N + 1))
+	echo "ok $TAP_N - $1"
+}
+
+not_ok() {
+	TAP_N=$((TAP_N + 1))
+	TAP_FAILED=$((TAP_FAILED + 1))
+	echo "not ok $TAP_N - $1"
+	shift
+	for line in "$@"; do echo "# $line"; done
+}
+
+# skip_all REASON: the whole file cannot run here. Fails under
+# HUTCH_TEST_MUST_RUN=1 (CI), so a missing capability never hides.
+skip_all() {
+	if [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
+		echo "1..1"
+		echo "not ok 1 - skipped but HUTCH_TEST_MUST_RUN=1: $1"
+		exit 1
+	fi
+	echo "1..0 # SKIP $1"
+	exit 0
+}
+
+skip() {
+	TAP_N=$((TAP_N + 1))
+	if [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
+		TAP_FAILED=$((TAP_FAILED + 1))
+		echo "not ok $TAP_N - $1 # skipped but HUTCH_TEST_MUST_RUN=1: $2"
+	else
+		echo "ok $TAP_N - $1 # SKIP $2"
+	fi
+}
+
+# is ACTUAL EXPECTED NAME
+is() {
+	if [ "$1" = "$2" ]; then ok "$3"; else not_ok "$3" "got:      '$1'" "expected: '$2'"; fi
+}
+
+# isnt ACTUAL UNEXPECTED NAME
+isnt() {
+	if [ "$1" != "$2" ]; then ok "$3"; else not_ok "$3" "got '$1', which it must not be"; fi
+}
+
+# like ACTUAL REGEX NAME
+like() {
+	if [[ $1 =~ $2 ]]; then ok "$3"; else not_ok "$3" "got:   '${1:0:400}'" "wanted: /$2/"; fi
+}
+
+unlike() {
+	if [[ ! $1 =~ $2 ]]; then ok "$3"; else not_ok "$3" "got:   '${1:0:400}'" "must not match: /$2/"; fi
+}
+
+done_testing() {
+	[ "$TAP_FAILED" -eq 0 ]
+}
+
+# hutch ARGS...: run the CLI (as HUTCH_AS when set), stdin passed through.
+hutch() {
+	if [ -n "${HUTCH_AS:-}" ]; then
+		local q
+		printf -v q '%q ' "$HUTCH_BIN" "$@"
+		(cd / && runuser -u "$HUTCH_AS" -- bash -c "$q")
+	else
+		"$HUTCH_BIN" "$@"
+	fi
+}
+
+# probe_in ARGS...: run the probe inside a sandbox; prints its stdout.
+probe_in() {
+	hutch run --file "$PROBE:probe" -- /workspace/probe "$@" 2>/dev/null || true
+}
+
+# jget FIELD[.SUB...]: a value from the JSON object on stdin ("null" if absent).
+jget() {
+	"$PY" -c '
+import json, sys
+v = json.load(sys.stdin)
+for k in sys.argv[1].split("."):
+    v = v.get(k) if isinstance(v, dict) else None
+print("null" if v is None else (json.dumps(v) if isinstance(v, (dict, list, bool)) else v))
+' "$1"
+}
+
+need_root() {
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+}
+
+# An unprivileged user for rootless tests: HUTCH_TEST_USER, or hutch-test
+# (created when we are root and it does not exist).
+test_user() {
+	local u=${HUTCH_TEST_USER:-hutch-test}
+	if ! id "$u" >/dev/null 2>&1; then
+		[ "$(id -u)" -eq 0 ] || return 1
+		useradd --system --no-create-home --shell /usr/sbin/nologin "$u" >/dev/null 2>&1 || return 1
+	fi
+	echo "$u"
+}
+
+# userns_works USER: can USER create a user namespace?
+userns_works() {
+	runuser -u "$1" -- unshare -U true >/dev/null 2>&1
+}
+
+# hjson ARGS...: `hutch run --json ARGS`, never failing the script.
+hjson() {
+	hutch run --json "$@" || true
+}
