@@ -213,7 +213,11 @@ static int setup_proc(struct hutch_err *err)
 	for (size_t i = 0; i < sizeof(proc_masked_files) / sizeof(proc_masked_files[0]); i++) {
 		if (path_join(path, NEWROOT "/proc", proc_masked_files[i], err) < 0)
 			return -1;
-		if (access(path, F_OK) == 0 && bind_with_attr("/dev/null", path, RO_ATTR, false, err) < 0)
+		/* /dev/null (a device: no MOUNT_ATTR_NODEV) reads as empty */
+		if (access(path, F_OK) == 0 &&
+		    bind_with_attr("/dev/null", path,
+				   MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false,
+				   err) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < sizeof(proc_masked_dirs) / sizeof(proc_masked_dirs[0]); i++) {

@@ -14,19 +14,28 @@ static bool starts_like_number(const char *s)
 	return s && isdigit((unsigned char)s[0]);
 }
 
+/* A plain decimal "12" or "1.5" followed by an optional unit suffix. */
 static int parse_scaled(const char *s, double *num, const char **suffix, struct hutch_err *err)
 {
-	char *end = NULL;
+	char digits[64];
+	size_t i = 0;
+	bool seen_dot = false;
 
 	if (!starts_like_number(s))
 		return hutch_err_setx(err, EINVAL, "'%s' is not a number", s ? s : "");
-	errno = 0;
-	*num = strtod(s, &end);
-	if (errno || !isfinite(*num) || *num < 0)
+	while (isdigit((unsigned char)s[i]) || (s[i] == '.' && !seen_dot)) {
+		seen_dot |= s[i] == '.';
+		i++;
+	}
+	if (i >= sizeof(digits))
 		return hutch_err_setx(err, ERANGE, "'%s' is out of range", s);
-	if (end > s && (end[-1] == 'e' || end[-1] == 'E' || strpbrk(s, "xXpP")))
-		return hutch_err_setx(err, EINVAL, "'%s' is not a plain number", s);
-	*suffix = end;
+	memcpy(digits, s, i);
+	digits[i] = '\0';
+	errno = 0;
+	*num = strtod(digits, NULL);
+	if (errno || !isfinite(*num))
+		return hutch_err_setx(err, ERANGE, "'%s' is out of range", s);
+	*suffix = s + i;
 	return 0;
 }
 
