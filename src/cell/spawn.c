@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -199,6 +200,13 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	close_range((unsigned)p->status[1] + 1, ~0u, 0);
 	if (hutch_caps_drop_all(spec->use_userns, &err) < 0 ||
 	    hutch_seccomp_load(spec->seccomp, &err) < 0)
+		_exit(126);
+	/* Changing uid cleared the parent-death signal (prctl(2)): arm it
+	 * again, then make sure the supervisor did not die in between. The
+	 * write end of a pipe polls POLLERR once its reader is gone. */
+	struct pollfd pfd = {p->status[1], POLLOUT, 0};
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pfd, 1, 0) < 0 ||
+	    (pfd.revents & (POLLERR | POLLHUP)))
 		_exit(126);
 	init_wait(p->status[1], program);
 }

@@ -2,7 +2,7 @@
 # Limits: each exceeded limit is its own status, and hutch returns within
 # the timeout + 1 s with nothing of the run left alive.
 . "$(dirname "$0")/../lib.sh"
-plan 30
+plan 32
 
 # run_timed SECONDS_MAX NAME ARGS...: hjson ARGS, and check it returned in time
 run_timed() {

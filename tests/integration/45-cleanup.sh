@@ -9,7 +9,9 @@ cgroup_dirs() {
 	# every hutch cgroup directory, in every hierarchy
 	find /sys/fs/cgroup -maxdepth 3 -path '*/hutch/*' -type d 2>/dev/null | sort
 }
-tmp_entries() { ls -A /tmp /var/tmp /dev/shm 2>/dev/null | sort; }
+# hutch makes nothing on the host's disk; look for anything named after it
+# (other than the rootless test copies lib.sh makes).
+tmp_entries() { ls -A /tmp /var/tmp /dev/shm /run 2>/dev/null | grep -i hutch | grep -v '^hutch-rootless' | sort || true; }
 
 before_cg=$(cgroup_dirs)
 before_tmp=$(tmp_entries)
