@@ -6,20 +6,26 @@
 
 /* Lower one limit. We can never raise a hard limit (no CAP_SYS_RESOURCE on
  * many hosts), so a request above the current hard limit keeps the hard one. */
-static int lower(int resource, const char *name, uint64_t value, struct hutch_err *err)
+static int lower_to(int resource, const char *name, uint64_t soft, uint64_t hard,
+		    struct hutch_err *err)
 {
 	struct rlimit cur;
 	struct rlimit want;
 
 	if (getrlimit(resource, &cur) < 0)
 		return hutch_err_set(err, errno, "getrlimit %s", name);
-	want.rlim_max = value;
+	want.rlim_max = hard;
 	if (cur.rlim_max != RLIM_INFINITY && cur.rlim_max < want.rlim_max)
 		want.rlim_max = cur.rlim_max;
-	want.rlim_cur = want.rlim_max;
+	want.rlim_cur = soft < want.rlim_max ? soft : want.rlim_max;
 	if (setrlimit(resource, &want) < 0)
 		return hutch_err_set(err, errno, "setrlimit %s", name);
 	return 0;
+}
+
+static int lower(int resource, const char *name, uint64_t value, struct hutch_err *err)
+{
+	return lower_to(resource, name, value, value, err);
 }
 
 /* Backstops for the cgroup limits, and the only limits where cgroups are not
@@ -32,7 +38,8 @@ int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *er
 		return -1;
 	if (lower(RLIMIT_FSIZE, "RLIMIT_FSIZE", rl->file_bytes, err) < 0)
 		return -1;
-	if (rl->cpu_sec && lower(RLIMIT_CPU, "RLIMIT_CPU", rl->cpu_sec, err) < 0)
+	/* SIGXCPU at the soft limit, SIGKILL one second later if ignored */
+	if (rl->cpu_sec && lower_to(RLIMIT_CPU, "RLIMIT_CPU", rl->cpu_sec, rl->cpu_sec + 1, err) < 0)
 		return -1;
 	/* RLIMIT_DATA, not RLIMIT_AS: V8 and the JVM reserve large address
 	 * ranges they never touch, and AS would refuse them. */

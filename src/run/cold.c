@@ -331,7 +331,10 @@ static int spawn_cell(struct run_ctx *c, int stdin_fd, int out_w, int err_w, str
 		.stdout_fd = out_w,
 		.stderr_fd = err_w,
 		.rlimits = {.file_bytes = req->limits.file_bytes,
-			    .cpu_sec = req->limits.cpu_ms ? (req->limits.cpu_ms + 999) / 1000 + 1 : 0,
+			    /* exact with a cgroup (the supervisor polls it); else seconds */
+			    .cpu_sec = req->limits.cpu_ms ? (req->limits.cpu_ms + 999) / 1000 +
+								    (c->cg.version ? 1 : 0)
+							  : 0,
 			    .data_bytes = c->cg.version ? 0 : req->limits.memory_bytes,
 			    .nproc = c->cg.version ? 0 : req->limits.pids},
 		.cgroup = &c->cg,

@@ -9,6 +9,7 @@ is "$(echo 'console.log(6*7)' | hutch run --lang node)" 42 "node code on stdin"
 is "$(hutch run --lang bash -c 'x=5; echo $((x*2))')" 10 "--lang bash"
 is "$(hutch run --lang sh -c 'echo $0')" /workspace/main.sh "--lang sh places code in /workspace/main.sh"
 tmp=$(mktemp -d)
+chmod 755 "$tmp" # readable by HUTCH_AS in the rootless pass
 trap 'rm -rf "$tmp"' EXIT
 printf 'import sys\nprint("file", sys.argv[1:])\n' > "$tmp/s.py"
 is "$(hutch run --lang python "$tmp/s.py" a b)" "file ['a', 'b']" "--lang with a FILE argument and script args"

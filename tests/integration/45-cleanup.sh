@@ -21,15 +21,15 @@ marker=hutch-killed-$$-$RANDOM
 "$HUTCH_BIN" run --timeout 60 --file "$PROBE:probe" -- /workspace/probe spin "$marker" &
 hpid=$!
 for _ in $(seq 50); do
-	pgrep -f "probe spin $marker" >/dev/null && break
+	pgrep -f "^/workspace/probe spin $marker" >/dev/null && break
 	sleep 0.1
 done
-isnt "$(pgrep -f "probe spin $marker" || true)" "" "the sandboxed program is running"
+isnt "$(pgrep -f "^/workspace/probe spin $marker" || true)" "" "the sandboxed program is running"
 kill -9 $hpid
 wait $hpid 2>/dev/null || true
 gone=no
 for _ in $(seq 30); do
-	if ! pgrep -f "probe spin $marker" >/dev/null; then gone=yes; break; fi
+	if ! pgrep -f "^/workspace/probe spin $marker" >/dev/null; then gone=yes; break; fi
 	sleep 0.1
 done
 is "$gone" yes "SIGKILL of hutch kills the sandbox's processes (PDEATHSIG, pid namespace)"

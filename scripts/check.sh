@@ -1,0 +1,55 @@
+#!/bin/bash
+# Run every test under prove: unit, fuzz corpus replay and integration with
+# the release build; integration again as an unprivileged user (rootless);
+# unit and integration with the ASan+UBSan build. Ends with one line:
+# "N passed, N failed[, N skipped]".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+. tests/lib.sh >/dev/null 2>&1 || true
+mkdir -p build
+log=build/check.log
+: >"$log"
+status=0
+
+pass() {
+	local name=$1
+	shift
+	echo "== $name" | tee -a "$log"
+	if ! "$@" 2>&1 | tee -a "$log"; then
+		status=1
+	fi
+}
+
+run_prove() { prove -v --timer "$@"; }
+
+pass "unit tests" run_prove build/tests/
+pass "fuzz corpus replay" run_prove build/fuzz-replay
+pass "integration" run_prove tests/integration/
+user=$(test_user || true)
+if [ -n "$user" ] && userns_works "$user"; then
+	pass "integration, rootless as $user" env HUTCH_AS="$user" \
+		prove -v --timer tests/integration/00-basics-run.sh tests/integration/10-ns-isolation.sh \
+		tests/integration/20-mount-fs.sh tests/integration/40-limits.sh
+elif [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
+	echo "not ok - rootless pass: no unprivileged user with user namespaces" | tee -a "$log"
+	status=1
+else
+	echo "ok - rootless pass # SKIP no unprivileged user with user namespaces" | tee -a "$log"
+fi
+pass "unit tests, ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 prove -v --timer build/san/tests/
+pass "integration, ASan+UBSan" env HUTCH_BUILD=build/san \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/
+
+# Count the TAP lines of every pass.
+passed=$(grep -cE '^\s*ok [0-9]+' "$log" | tr -d ' ')
+skipped=$(grep -cE '^\s*ok [0-9]+.*# (SKIP|skip)' "$log" | tr -d ' ')
+failed=$(grep -cE '^\s*not ok' "$log" | tr -d ' ')
+skipped_files=$(grep -cE '^1\.\.0 # SKIP' "$log" | tr -d ' ')
+passed=$((passed - skipped))
+skipped=$((skipped + skipped_files))
+if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	failed=1 # a test file died without a "not ok" line; prove said so above
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+exit $status
