@@ -1,0 +1,34 @@
+#!/bin/bash
+# A short tour of hutch's main job: untrusted code in a fresh sandbox.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+H=build/hutch
+PY=/usr/bin/python3
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }
+show() { step "$*"; "$@"; echo "[exit $?]"; }
+
+show $H run -- python3 -c 'print(sum(range(1000)))'
+show $H run --lang python -c 'import os, socket; print("uid", os.getuid(), "host", socket.gethostname())'
+step "echo 'console.log(6*7)' | $H run --lang node"
+echo 'console.log(6*7)' | $H run --lang node
+step "$H run --json --timeout 2 --memory 256M -- sh -c 'yes'   (summarised)"
+$H run --json --timeout 2 --memory 256M -- sh -c yes | $PY -c '
+import json, sys
+d = json.load(sys.stdin)
+print({k: d[k] for k in ("status", "limit_hit", "stdout_bytes", "stdout_truncated", "wall_ms")})
+print("timings:", d["timings"])
+print("limits:", {k: v["enforced_by"] for k, v in d["limits"].items() if isinstance(v, dict)})'
+show $H run --memory 64M --lang python -c 'x = bytearray(512 << 20)'
+show $H run --lang python -c 'print(open("/etc/shadow").read())'
+show $H run --lang python -c 'import socket
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=2)
+except OSError as e:
+    print("no network:", e)'
+step "$H run --json --lang python -c '1/0'   (the structured error)"
+$H run --json --lang python -c '1/0' | $PY -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["error"], indent=1))'
+step "time for 20 cold runs of /bin/true"
+t0=$(date +%s%N)
+for _ in $(seq 20); do $H run -- /bin/true; done
+t1=$(date +%s%N)
+echo "$(((t1 - t0) / 20000000)) ms per cold run"
