@@ -13,7 +13,7 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -lja
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wswitch-enum -Wundef -Wvla -Wpointer-arith \
-	-Wno-missing-field-initializers -Wno-format-truncation -Werror
+	-Wno-missing-field-initializers -Werror
 # -Wno-format-truncation: fixed buffers (error messages, paths in the child
 # after clone) truncate on purpose; path builders check the return value.
 CFLAGS ?= -g -O2
@@ -36,7 +36,8 @@ HARDEN += --coverage
 LDHARDEN += --coverage
 endif
 
-ALL_CFLAGS = $(BASE_CFLAGS) $(HARDEN) $(CFLAGS)
+GCC_ONLY = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
+ALL_CFLAGS = $(BASE_CFLAGS) $(GCC_ONLY) $(HARDEN) $(CFLAGS)
 
 LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
@@ -112,7 +113,9 @@ check: deps
 check-unit: all
 	HUTCH_BUILD=$(BUILD) prove -f $(UNIT_BIN)
 
-check-v2: deps all
+check-v2:
+	HUTCH_DEPS_V2=1 scripts/deps.sh
+	$(MAKE) all
 	tests/v2/run.sh
 
 demo: deps

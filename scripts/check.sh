@@ -22,9 +22,10 @@ pass() {
 
 run_prove() { prove -v --timer "$@"; }
 
-pass "unit tests" run_prove build/tests/
-pass "fuzz corpus replay" run_prove build/fuzz-replay
-pass "integration" run_prove tests/integration/
+# prove runs binaries directly with --exec '' (it would hand them to perl)
+pass "unit tests" run_prove --exec '' build/tests/test-*
+pass "fuzz corpus replay" run_prove --exec '' build/fuzz-replay
+pass "integration" run_prove tests/integration/*.sh
 user=$(test_user || true)
 if [ -n "$user" ] && userns_works "$user"; then
 	pass "integration, rootless as $user" env HUTCH_AS="$user" \
@@ -37,9 +38,9 @@ else
 	echo "ok - rootless pass # SKIP no unprivileged user with user namespaces" | tee -a "$log"
 fi
 pass "unit tests, ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 prove -v --timer build/san/tests/
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 prove -v --timer --exec '' build/san/tests/test-*
 pass "integration, ASan+UBSan" env HUTCH_BUILD=build/san \
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/*.sh
 
 # Count the TAP lines of every pass.
 passed=$(grep -cE '^\s*ok [0-9]+' "$log" | tr -d ' ')

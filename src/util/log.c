@@ -49,7 +49,8 @@ static void emit(enum hutch_log_level level, const char *msg)
 	}
 }
 
-static void vlog(enum hutch_log_level level, int errnum, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vlog(enum hutch_log_level level, int errnum,
+						      const char *fmt, va_list ap)
 {
 	char msg[1024];
 	int n;
