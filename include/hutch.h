@@ -42,16 +42,16 @@ struct hutch_err {
 };
 
 /* Defaults, documented in README.md. */
-#define HUTCH_DEFAULT_WALL_MS	   30000u
-#define HUTCH_DEFAULT_MEMORY	   (512ull << 20)
-#define HUTCH_DEFAULT_PIDS	   128u
-#define HUTCH_DEFAULT_OUTPUT	   (1ull << 20)
-#define HUTCH_DEFAULT_DISK	   (1ull << 30)
-#define HUTCH_DEFAULT_FILE	   (1ull << 30)
-#define HUTCH_MAX_STDIN		   (64ull << 20)
-#define HUTCH_SANDBOX_UID	   1000u
-#define HUTCH_SANDBOX_GID	   1000u
-#define HUTCH_WORKSPACE		   "/workspace"
+#define HUTCH_DEFAULT_WALL_MS 30000u
+#define HUTCH_DEFAULT_MEMORY  (512ull << 20)
+#define HUTCH_DEFAULT_PIDS    128u
+#define HUTCH_DEFAULT_OUTPUT  (1ull << 20)
+#define HUTCH_DEFAULT_DISK    (1ull << 30)
+#define HUTCH_DEFAULT_FILE    (1ull << 30)
+#define HUTCH_MAX_STDIN	      (64ull << 20)
+#define HUTCH_SANDBOX_UID     1000u
+#define HUTCH_SANDBOX_GID     1000u
+#define HUTCH_WORKSPACE	      "/workspace"
 
 /* Limits of one execution. 0 means "no limit" only for cpu_ms and cpus;
  * the others always have a value (hutch_request_init sets the defaults). */
@@ -145,8 +145,8 @@ struct hutch_exec_result {
 	char session_id[40];
 	char path[8]; /* "cold" or "fast" */
 	enum hutch_status status;
-	int exit_code; /* -1 when the program did not exit on its own */
-	int signal;    /* 0 when not killed by a signal */
+	int exit_code;	    /* -1 when the program did not exit on its own */
+	int signal;	    /* 0 when not killed by a signal */
 	char limit_hit[16]; /* "" or wall_time|cpu_time|memory|pids|output|file_size|disk */
 	struct hutch_output out;
 	struct hutch_output err;
@@ -177,19 +177,21 @@ struct hutch_run_hooks {
 
 /* Set every field to its default (limits, template "host", net "none"). */
 void hutch_request_init(struct hutch_exec_request *req);
-/* Free everything the request owns and re-initialise it. */
+/* Free everything the request owns and re-initialise it without allocating:
+ * the defaults of init, with NULL template_name and net (meaning "host" and
+ * "none"). A released request may be reused or dropped; it holds no memory. */
 void hutch_request_release(struct hutch_exec_request *req);
 /* Copy in code for a language. Returns -1 (EINVAL) for an unknown language. */
-int hutch_request_set_code(struct hutch_exec_request *req, const char *language,
-			   const char *code, size_t len);
+int hutch_request_set_code(struct hutch_exec_request *req, const char *language, const char *code,
+			   size_t len);
 /* Copy in a NULL-terminated argv. */
 void hutch_request_set_argv(struct hutch_exec_request *req, char *const *argv);
 /* Append "NAME=value" (copied). -1 (EINVAL) when NAME is not a valid name. */
 int hutch_request_add_env(struct hutch_exec_request *req, const char *name_value,
 			  struct hutch_err *err);
 /* Append a file (path and data copied). */
-void hutch_request_add_file(struct hutch_exec_request *req, const char *path,
-			    const void *data, size_t len, unsigned int mode);
+void hutch_request_add_file(struct hutch_exec_request *req, const char *path, const void *data,
+			    size_t len, unsigned int mode);
 
 /* Check a request: languages, paths, limits. Pure; no I/O. */
 int hutch_request_validate(const struct hutch_exec_request *req, struct hutch_err *err);

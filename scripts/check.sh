@@ -20,6 +20,7 @@ pass() {
 	fi
 }
 
+# shellcheck disable=SC2317 # called through pass
 run_prove() { prove -v --timer "$@"; }
 
 # prove runs binaries directly with --exec '' (it would hand them to perl)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # A short tour of hutch's main job: untrusted code in a fresh sandbox.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 H=build/hutch
 PY=/usr/bin/python3
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; }

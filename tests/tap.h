@@ -27,8 +27,14 @@ struct tap_case {
 	void (*fn)(void);
 };
 
-#define TAP_CASE(fn) {#fn, fn}
-#define TAP_END	     {NULL, NULL}
+#define TAP_CASE(fn)                                                                               \
+	{                                                                                          \
+#fn, fn                                                                            \
+	}
+#define TAP_END                                                                                    \
+	{                                                                                          \
+		NULL, NULL                                                                         \
+	}
 #define TAP_SKIP_EXIT 77
 
 static int tap_skip_fd = -1;
@@ -122,8 +128,8 @@ static int tap_run_one(const struct tap_case *c, int n, int must_run)
 	}
 	if (WIFEXITED(status) && WEXITSTATUS(status) == TAP_SKIP_EXIT) {
 		if (must_run) {
-			printf("not ok %d - %s # skipped but HUTCH_TEST_MUST_RUN=1: %s\n", n, c->name,
-			       reason);
+			printf("not ok %d - %s # skipped but HUTCH_TEST_MUST_RUN=1: %s\n", n,
+			       c->name, reason);
 			return 1;
 		}
 		printf("ok %d - %s # SKIP %s\n", n, c->name, reason);

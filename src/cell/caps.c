@@ -24,7 +24,8 @@ int hutch_caps_drop_all(bool in_userns, struct hutch_err *err)
 
 	for (int cap = 0; cap <= 63; cap++) {
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-			return hutch_err_set(err, errno, "drop capability %d from bounding set", cap);
+			return hutch_err_set(err, errno, "drop capability %d from bounding set",
+					     cap);
 	}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return hutch_err_set(err, errno, "clear ambient capabilities");

@@ -45,16 +45,16 @@ struct hutch_cell_rlimits {
 };
 
 struct hutch_cell_spec {
-	bool use_userns;      /* rootless: map our uid/gid to the sandbox ids */
-	uid_t outer_uid;      /* our ids, for the maps */
+	bool use_userns; /* rootless: map our uid/gid to the sandbox ids */
+	uid_t outer_uid; /* our ids, for the maps */
 	gid_t outer_gid;
-	uint64_t disk_bytes;  /* size of the writable tmpfs (/workspace, /tmp) */
+	uint64_t disk_bytes;		/* size of the writable tmpfs (/workspace, /tmp) */
 	const struct hutch_file *files; /* placed under /workspace */
 	size_t nfiles;
-	const char *workdir;  /* absolute, under /workspace */
+	const char *workdir; /* absolute, under /workspace */
 	char *const *argv;
 	char *const *envp;
-	int stdin_fd;	      /* in the caller; dup'ed to 0 in the program */
+	int stdin_fd; /* in the caller; dup'ed to 0 in the program */
 	int stdout_fd;
 	int stderr_fd;
 	struct hutch_cell_rlimits rlimits;
@@ -63,10 +63,10 @@ struct hutch_cell_spec {
 };
 
 struct hutch_cell {
-	pid_t pid;	/* init, in our pid namespace */
-	int pidfd;	/* of init */
-	int report_fd;	/* read: a hutch_cell_failure, or EOF once the program exec'd */
-	int status_fd;	/* read: a struct hutch_cell_report, written by init */
+	pid_t pid;     /* init, in our pid namespace */
+	int pidfd;     /* of init */
+	int report_fd; /* read: a hutch_cell_failure, or EOF once the program exec'd */
+	int status_fd; /* read: a struct hutch_cell_report, written by init */
 };
 
 /* Create the cell and start the program. On return the program may still

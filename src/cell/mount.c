@@ -32,18 +32,36 @@
 
 /* Host paths forming the template "host". Symlinks (merged /usr) are copied
  * as symlinks, directories are bound read-only. */
-static const char *const host_dirs[] = {"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64",
-					"/libx32"};
+static const char *const host_dirs[] = {"/usr",	  "/bin",   "/sbin",  "/lib",
+					"/lib32", "/lib64", "/libx32"};
 
 /* Host /etc entries the programs need (dynamic loader, alternatives, TLS
  * roots, Python's config, locale/time data). Nothing with secrets:
  * not shadow, not ssl/private, not the host's passwd. */
 static const char *const host_etc[] = {
-	"alternatives",	 "ld.so.cache",	      "ld.so.conf", "ld.so.conf.d", "localtime",
-	"ssl/certs",	 "ssl/openssl.cnf",   "ca-certificates", "python3", "python3.11",
-	"nsswitch.conf", "host.conf",	      "mime.types", "protocols", "services",
-	"bash.bashrc",	 "profile",	      "inputrc",    "gai.conf", "locale.alias",
-	"terminfo",	 "magic",	      "perl",
+	"alternatives",
+	"ld.so.cache",
+	"ld.so.conf",
+	"ld.so.conf.d",
+	"localtime",
+	"ssl/certs",
+	"ssl/openssl.cnf",
+	"ca-certificates",
+	"python3",
+	"python3.11",
+	"nsswitch.conf",
+	"host.conf",
+	"mime.types",
+	"protocols",
+	"services",
+	"bash.bashrc",
+	"profile",
+	"inputrc",
+	"gai.conf",
+	"locale.alias",
+	"terminfo",
+	"magic",
+	"perl",
 };
 
 struct gen_file {
@@ -64,9 +82,9 @@ static const struct gen_file etc_files[] = {
 /* procfs entries that leak host state or change it (Docker's masked and
  * read-only paths, moby/moby oci/defaults.go). */
 static const char *const proc_readonly[] = {"sys", "sysrq-trigger", "irq", "bus", "fs"};
-static const char *const proc_masked_files[] = {"kcore",	"keys",	     "timer_list",
-						"sched_debug",	"latency_stats", "kmsg",
-						"key-users",	"kpageflags", "kpagecount"};
+static const char *const proc_masked_files[] = {"kcore",       "keys",		"timer_list",
+						"sched_debug", "latency_stats", "kmsg",
+						"key-users",   "kpageflags",	"kpagecount"};
 static const char *const proc_masked_dirs[] = {"acpi", "scsi", "asound", "driver"};
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -166,7 +184,8 @@ static int setup_host_dirs(struct hutch_err *err)
 		}
 		if (!S_ISDIR(st.st_mode))
 			continue;
-		if (make_dir(dst, 0755, err) < 0 || bind_with_attr(host_dirs[i], dst, RO_ATTR, true, err) < 0)
+		if (make_dir(dst, 0755, err) < 0 ||
+		    bind_with_attr(host_dirs[i], dst, RO_ATTR, true, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -190,7 +209,8 @@ static int setup_etc(struct hutch_err *err)
 			return -1;
 		if (access(src, F_OK) < 0)
 			continue;
-		if (make_mount_point(src, dst, err) < 0 || bind_with_attr(src, dst, RO_ATTR, true, err) < 0)
+		if (make_mount_point(src, dst, err) < 0 ||
+		    bind_with_attr(src, dst, RO_ATTR, true, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -233,15 +253,18 @@ static int setup_proc(struct hutch_err *err)
 
 static int setup_dev(struct hutch_err *err)
 {
-	static const char *const links[][2] = {{"ptmx", "pts/ptmx"},	   {"fd", "/proc/self/fd"},
-					       {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
+	static const char *const links[][2] = {{"ptmx", "pts/ptmx"},
+					       {"fd", "/proc/self/fd"},
+					       {"stdin", "/proc/self/fd/0"},
+					       {"stdout", "/proc/self/fd/1"},
 					       {"stderr", "/proc/self/fd/2"}};
 	char src[PATHBUF];
 	char dst[PATHBUF];
 
 	if (make_dir(NEWROOT "/dev", 0755, err) < 0)
 		return -1;
-	if (mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755") < 0)
+	if (mount("tmpfs", NEWROOT "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755") <
+	    0)
 		return hutch_err_set(err, errno, "mount tmpfs on /dev");
 	for (size_t i = 0; i < sizeof(dev_nodes) / sizeof(dev_nodes[0]); i++) {
 		if (path_join(src, "/dev", dev_nodes[i], err) < 0 ||
@@ -254,7 +277,8 @@ static int setup_dev(struct hutch_err *err)
 		    bind_with_attr(src, dst, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, false, err) < 0)
 			return -1;
 	}
-	if (make_dir(NEWROOT "/dev/pts", 0755, err) < 0 || make_dir(NEWROOT "/dev/shm", 01777, err) < 0)
+	if (make_dir(NEWROOT "/dev/pts", 0755, err) < 0 ||
+	    make_dir(NEWROOT "/dev/shm", 01777, err) < 0)
 		return -1;
 	/* A private devpts instance: the host's terminals are not reachable. */
 	if (mount("devpts", NEWROOT "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
@@ -315,7 +339,8 @@ static int place_file(const char *ws, const struct hutch_file *f, struct hutch_e
 		return -1;
 	/* The tmpfs is new and only we have written to it, but O_EXCL and
 	 * O_NOFOLLOW still make sure no earlier entry is followed. */
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, f->mode & 07777 & ~06000u);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+		  f->mode & 07777 & ~06000u);
 	if (fd < 0)
 		return hutch_err_set(err, errno, "create '%s'", f->path);
 	while (done < f->len) {
@@ -353,8 +378,8 @@ static int setup_writable(const struct hutch_cell_spec *spec, struct hutch_err *
 		return -1;
 	if (mount("tmpfs", STAGING, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
 		return hutch_err_set(err, errno, "mount writable tmpfs (%s)", opts);
-	if (make_dir(STAGING "/workspace", 0755, err) < 0 || make_dir(STAGING "/tmp", 01777, err) < 0 ||
-	    make_dir(STAGING "/shm", 01777, err) < 0)
+	if (make_dir(STAGING "/workspace", 0755, err) < 0 ||
+	    make_dir(STAGING "/tmp", 01777, err) < 0 || make_dir(STAGING "/shm", 01777, err) < 0)
 		return -1;
 	if (chmod(STAGING "/tmp", 01777) < 0 || chmod(STAGING "/shm", 01777) < 0)
 		return hutch_err_set(err, errno, "chmod tmp");
@@ -371,7 +396,8 @@ static int setup_writable(const struct hutch_cell_spec *spec, struct hutch_err *
 		if (make_parents(STAGING "/workspace", rel, err) < 0)
 			return -1;
 	}
-	if (make_dir(NEWROOT "/workspace", 0755, err) < 0 || make_dir(NEWROOT "/tmp", 01777, err) < 0)
+	if (make_dir(NEWROOT "/workspace", 0755, err) < 0 ||
+	    make_dir(NEWROOT "/tmp", 01777, err) < 0)
 		return -1;
 	if (bind_with_attr(STAGING "/workspace", NEWROOT "/workspace", 0, false, err) < 0 ||
 	    bind_with_attr(STAGING "/tmp", NEWROOT "/tmp", 0, false, err) < 0 ||
@@ -407,7 +433,8 @@ static int switch_root(struct hutch_err *err)
 		return hutch_err_set(err, errno, "remove staging");
 	/* The root tmpfs holds only mount points and /etc: make it read-only so
 	 * the sandbox can write nowhere but /workspace, /tmp and /dev/shm. */
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) <
+	    0)
 		return hutch_err_set(err, errno, "remount / read-only");
 	return 0;
 }

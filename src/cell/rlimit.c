@@ -39,7 +39,8 @@ int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *er
 	if (lower(RLIMIT_FSIZE, "RLIMIT_FSIZE", rl->file_bytes, err) < 0)
 		return -1;
 	/* SIGXCPU at the soft limit, SIGKILL one second later if ignored */
-	if (rl->cpu_sec && lower_to(RLIMIT_CPU, "RLIMIT_CPU", rl->cpu_sec, rl->cpu_sec + 1, err) < 0)
+	if (rl->cpu_sec &&
+	    lower_to(RLIMIT_CPU, "RLIMIT_CPU", rl->cpu_sec, rl->cpu_sec + 1, err) < 0)
 		return -1;
 	/* RLIMIT_DATA, not RLIMIT_AS: V8 and the JVM reserve large address
 	 * ranges they never touch, and AS would refuse them. */

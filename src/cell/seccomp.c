@@ -95,22 +95,41 @@ static const struct denied denied_calls[] = {
 };
 
 const char *const hutch_seccomp_denied_names[] = {
-	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "ptrace", "bpf", "keyctl",
-	"add_key", "request_key", "perf_event_open", "userfaultfd", "kexec_load", "init_module",
-	"finit_module", "swapon", "reboot", "acct", "clock_settime", "open_by_handle_at", "clone3",
+	"unshare",
+	"setns",
+	"mount",
+	"umount2",
+	"pivot_root",
+	"chroot",
+	"ptrace",
+	"bpf",
+	"keyctl",
+	"add_key",
+	"request_key",
+	"perf_event_open",
+	"userfaultfd",
+	"kexec_load",
+	"init_module",
+	"finit_module",
+	"swapon",
+	"reboot",
+	"acct",
+	"clock_settime",
+	"open_by_handle_at",
+	"clone3",
 	NULL,
 };
 
 /* Namespace flags clone() may not carry: same threat as unshare. */
 static const unsigned long clone_ns_flags[] = {
-	CLONE_NEWNS,  CLONE_NEWUTS,    CLONE_NEWIPC,  CLONE_NEWUSER,
-	CLONE_NEWPID, CLONE_NEWNET,    CLONE_NEWCGROUP, CLONE_NEWTIME,
+	CLONE_NEWNS,  CLONE_NEWUTS, CLONE_NEWIPC,    CLONE_NEWUSER,
+	CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWCGROUP, CLONE_NEWTIME,
 };
 
 /* Personality bits that weaken the process (ASLR off, executable data,
  * page 0 mappable); the rest of personality() (e.g. PER_LINUX32) stays. */
 static const unsigned long personality_bad_bits[] = {
-	0x0040000 /* ADDR_NO_RANDOMIZE */, 0x0100000 /* MMAP_PAGE_ZERO */,
+	0x0040000 /* ADDR_NO_RANDOMIZE */,  0x0100000 /* MMAP_PAGE_ZERO */,
 	0x0200000 /* ADDR_COMPAT_LAYOUT */, 0x0400000 /* READ_IMPLIES_EXEC */,
 	0x0800000 /* ADDR_LIMIT_32BIT */,
 };
@@ -133,16 +152,17 @@ static int add_rules(scmp_filter_ctx ctx, struct hutch_err *err)
 	if (rc < 0)
 		return hutch_err_set(err, -rc, "seccomp rule for 'clone3'");
 	for (size_t i = 0; i < sizeof(clone_ns_flags) / sizeof(clone_ns_flags[0]); i++) {
-		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
-				      SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_flags[i], clone_ns_flags[i]));
+		rc = seccomp_rule_add(
+			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1,
+			SCMP_A0(SCMP_CMP_MASKED_EQ, clone_ns_flags[i], clone_ns_flags[i]));
 		if (rc < 0)
 			return hutch_err_set(err, -rc, "seccomp rule for 'clone'");
 	}
 	for (size_t i = 0; i < sizeof(personality_bad_bits) / sizeof(personality_bad_bits[0]);
 	     i++) {
-		rc = seccomp_rule_add(
-			ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
-			SCMP_A0(SCMP_CMP_MASKED_EQ, personality_bad_bits[i], personality_bad_bits[i]));
+		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality), 1,
+				      SCMP_A0(SCMP_CMP_MASKED_EQ, personality_bad_bits[i],
+					      personality_bad_bits[i]));
 		if (rc < 0)
 			return hutch_err_set(err, -rc, "seccomp rule for 'personality'");
 	}
@@ -160,8 +180,7 @@ static int add_rules(scmp_filter_ctx ctx, struct hutch_err *err)
 	return 0;
 }
 
-static int export_bpf(scmp_filter_ctx ctx, struct hutch_seccomp_prog *prog,
-		      struct hutch_err *err)
+static int export_bpf(scmp_filter_ctx ctx, struct hutch_seccomp_prog *prog, struct hutch_err *err)
 {
 	_cleanup_close_ int fd = memfd_create("hutch-seccomp", MFD_CLOEXEC);
 	struct stat st;

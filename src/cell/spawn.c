@@ -144,7 +144,8 @@ static _Noreturn void init_wait(int status_fd, pid_t program)
 		if (pid == program) {
 			report.wait_status = status;
 			if (statfs(HUTCH_WORKSPACE, &sfs) == 0)
-				report.disk_used = (uint64_t)(sfs.f_blocks - sfs.f_bfree) * sfs.f_bsize;
+				report.disk_used =
+					(uint64_t)(sfs.f_blocks - sfs.f_bfree) * sfs.f_bsize;
 			(void)!write(status_fd, &report, sizeof(report));
 			_exit(0);
 		}
@@ -179,7 +180,8 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 		child_fail(p->report[1], "rootfs", &err);
 	program = fork();
 	if (program < 0)
-		child_fail(p->report[1], "fork", (hutch_err_set(&err, errno, "fork program"), &err));
+		child_fail(p->report[1], "fork",
+			   (hutch_err_set(&err, errno, "fork program"), &err));
 	if (program == 0) {
 		close(p->status[1]);
 		run_program(spec, p->report[1]);
@@ -224,7 +226,8 @@ static unsigned long clone_flags(const struct hutch_cell_spec *spec)
 {
 	/* DESIGN.md isolation defaults: every namespace; user only when we are
 	 * not root (as root, the program runs as an unprivileged uid instead). */
-	unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET;
+	unsigned long flags =
+		CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET;
 
 	if (spec->use_userns)
 		flags |= CLONE_NEWUSER;
@@ -267,9 +270,11 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 		hutch_err_set(err, errno, "pidfd_open");
 		goto out_kill;
 	}
-	if (spec->use_userns && hutch_ns_write_id_maps(pid, spec->outer_uid, spec->outer_gid, err) < 0)
+	if (spec->use_userns &&
+	    hutch_ns_write_id_maps(pid, spec->outer_uid, spec->outer_gid, err) < 0)
 		goto out_kill;
-	if (spec->cgroup && spec->cgroup->version && hutch_cgroup_attach(spec->cgroup, pid, err) < 0)
+	if (spec->cgroup && spec->cgroup->version &&
+	    hutch_cgroup_attach(spec->cgroup, pid, err) < 0)
 		goto out_kill;
 	if (write(p.go[1], &go, 1) != 1) {
 		hutch_err_set(err, errno, "start cell");

@@ -10,7 +10,7 @@ int hutch_cmd_run(int argc, char **argv);
 /* Read a whole file ("-" for stdin) into memory, at most max bytes. Regular
  * files, pipes and terminals only. Returns -1 with err filled. */
 struct hutch_err;
-int hutch_cli_read_file(const char *path, size_t max, char **data, size_t *len,
-			unsigned int *mode, struct hutch_err *err);
+int hutch_cli_read_file(const char *path, size_t max, char **data, size_t *len, unsigned int *mode,
+			struct hutch_err *err);
 
 #endif

@@ -4,17 +4,16 @@
 #include "cli/cli.h"
 #include "hutch.h"
 
-static const char usage[] =
-	"usage: hutch <command> [options]\n"
-	"\n"
-	"Run untrusted code in a fresh, isolated Linux sandbox.\n"
-	"\n"
-	"commands:\n"
-	"  run        run one command or snippet in a new sandbox\n"
-	"\n"
-	"options:\n"
-	"  -h, --help     show this help (also: hutch run --help)\n"
-	"  -V, --version  show the version\n";
+static const char usage[] = "usage: hutch <command> [options]\n"
+			    "\n"
+			    "Run untrusted code in a fresh, isolated Linux sandbox.\n"
+			    "\n"
+			    "commands:\n"
+			    "  run        run one command or snippet in a new sandbox\n"
+			    "\n"
+			    "options:\n"
+			    "  -h, --help     show this help (also: hutch run --help)\n"
+			    "  -V, --version  show the version\n";
 
 int main(int argc, char **argv)
 {

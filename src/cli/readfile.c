@@ -11,8 +11,8 @@
 #include "util/cleanup.h"
 #include "util/err.h"
 
-int hutch_cli_read_file(const char *path, size_t max, char **data, size_t *len,
-			unsigned int *mode, struct hutch_err *err)
+int hutch_cli_read_file(const char *path, size_t max, char **data, size_t *len, unsigned int *mode,
+			struct hutch_err *err)
 {
 	_cleanup_close_ int fd = -1;
 	struct hutch_buf b = HUTCH_BUF_INIT;
@@ -44,7 +44,8 @@ int hutch_cli_read_file(const char *path, size_t max, char **data, size_t *len,
 			break;
 		if (b.len + (size_t)n > max) {
 			hutch_buf_release(&b);
-			return hutch_err_setx(err, EFBIG, "'%s' is larger than %zu bytes", path, max);
+			return hutch_err_setx(err, EFBIG, "'%s' is larger than %zu bytes", path,
+					      max);
 		}
 		hutch_buf_append(&b, chunk, (size_t)n);
 	}

@@ -169,8 +169,8 @@ static int parse_limit(int code, const char *arg, struct hutch_limits *l, struct
 		errno = 0;
 		l->cpus = strtod(arg, &end);
 		if (errno || end == arg || *end || !(l->cpus > 0 && l->cpus <= 1024))
-			return hutch_err_setx(err, EINVAL, "'%s' is not a number of CPUs in (0, 1024]",
-					      arg);
+			return hutch_err_setx(err, EINVAL,
+					      "'%s' is not a number of CPUs in (0, 1024]", arg);
 		return 0;
 	}
 	default:
@@ -225,7 +225,8 @@ static int parse_one(struct run_opts *o, int code, const char *arg)
 	case OPT_LOG_LEVEL:
 		rc = hutch_log_parse_level(arg);
 		if (rc < 0) {
-			fprintf(stderr, "hutch run: --log-level: '%s' is not error, warn, info or debug\n",
+			fprintf(stderr,
+				"hutch run: --log-level: '%s' is not error, warn, info or debug\n",
 				arg);
 			return -1;
 		}
@@ -251,7 +252,8 @@ static int load_code(struct run_opts *o, int *argi, int argc, char **argv)
 		if (*argi < argc)
 			from = argv[(*argi)++];
 		if (strcmp(from, "-") == 0 && isatty(0)) {
-			fprintf(stderr, "hutch run: --lang %s needs code: -c CODE, a FILE, or stdin\n",
+			fprintf(stderr,
+				"hutch run: --lang %s needs code: -c CODE, a FILE, or stdin\n",
 				o->lang);
 			return -1;
 		}
@@ -305,7 +307,8 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 				fprintf(stderr, "hutch run: option '-%c' %s\n", optopt,
 					code == ':' ? "needs a value" : "is unknown");
 			else
-				fprintf(stderr, "hutch run: option '%s' is unknown or needs a value\n",
+				fprintf(stderr,
+					"hutch run: option '%s' is unknown or needs a value\n",
 					bad);
 			fputs("try 'hutch run --help'\n", stderr);
 			return -1;

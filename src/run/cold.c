@@ -50,7 +50,8 @@ struct run_ctx {
 	struct hutch_cell_report report;
 };
 
-static const char default_path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+static const char default_path[] =
+	"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 static bool env_has(const struct hutch_exec_request *req, const char *name)
 {
@@ -174,7 +175,7 @@ static void set_failure(struct hutch_exec_result *res, const char *step, const s
 static void fill_enforced(struct run_ctx *c, const char *note)
 {
 	struct hutch_enforced *e = &c->res->enforced;
-	enum hutch_mech cg = c->cg.version == 2   ? HUTCH_MECH_CGROUP_V2
+	enum hutch_mech cg = c->cg.version == 2	  ? HUTCH_MECH_CGROUP_V2
 			     : c->cg.version == 1 ? HUTCH_MECH_CGROUP_V1
 						  : HUTCH_MECH_RLIMIT;
 
@@ -248,7 +249,8 @@ static void supervise(struct run_ctx *c)
 	uint64_t exit_grace = 0;
 
 	while (!c->init_exited || c->out_fd >= 0 || c->err_fd >= 0) {
-		struct pollfd pfd[3] = {{c->out_fd, POLLIN, 0}, {c->err_fd, POLLIN, 0},
+		struct pollfd pfd[3] = {{c->out_fd, POLLIN, 0},
+					{c->err_fd, POLLIN, 0},
 					{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0}};
 		uint64_t now = hutch_now_us();
 		int timeout_ms;
@@ -291,7 +293,8 @@ static bool wait_setup(struct run_ctx *c)
 
 	if (poll(&pfd, 1, timeout) == 0) {
 		c->timed_out = true;
-		struct hutch_err e = {ETIMEDOUT, "sandbox set-up did not finish before the deadline"};
+		struct hutch_err e = {ETIMEDOUT,
+				      "sandbox set-up did not finish before the deadline"};
 		set_failure(c->res, "setup", &e);
 		return false;
 	}
@@ -342,7 +345,8 @@ static int spawn_cell(struct run_ctx *c, int stdin_fd, int out_w, int err_w, str
 	};
 	int rc = -1;
 
-	if (req->workdir && hutch_sandbox_path(req->workdir, workdir, sizeof(workdir), 1, NULL) == 0)
+	if (req->workdir &&
+	    hutch_sandbox_path(req->workdir, workdir, sizeof(workdir), 1, NULL) == 0)
 		spec.workdir = workdir;
 	if (spec.seccomp)
 		rc = hutch_cell_spawn(&spec, &c->cell, err);
@@ -357,7 +361,7 @@ static int spawn_cell(struct run_ctx *c, int stdin_fd, int out_w, int err_w, str
 static void runtime_error(struct run_ctx *c)
 {
 	struct hutch_exec_result *res = c->res;
-	struct hutch_rt_error e;
+	struct hutch_rt_error e = {NULL, NULL, NULL};
 	bool found = false;
 
 	if (!c->req->language || res->status == HUTCH_STATUS_OK)
@@ -446,9 +450,10 @@ static void finish(struct run_ctx *c, uint64_t t_end_run)
 	hutch_cell_reap(&c->cell, &ru);
 	if (c->cg.version)
 		hutch_cgroup_stats(&c->cg, &st);
-	res->cpu_ms = st.has_cpu ? st.cpu_us / 1000
-				 : (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-					   (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+	res->cpu_ms =
+		st.has_cpu ? st.cpu_us / 1000
+			   : (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+				     (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 	res->peak_memory_bytes = st.has_peak ? st.peak_bytes : (uint64_t)ru.ru_maxrss * 1024;
 	res->bytes_written = c->have_status ? c->report.disk_used : 0;
 	if (res->status == HUTCH_STATUS_SANDBOX_ERROR && exec_failure_is_users(c))

@@ -28,8 +28,8 @@ static size_t last_line_with(const char *s, size_t end, const char *needle)
  * ":" or end of line. Returns the length of the type name, or 0. */
 static size_t exception_name_len(const char *s, size_t n)
 {
-	static const char *const suffixes[] = {"Error", "Exception", "Interrupt", "Exit",
-					       "Iteration", "Warning", "Group"};
+	static const char *const suffixes[] = {"Error",	    "Exception", "Interrupt", "Exit",
+					       "Iteration", "Warning",	 "Group"};
 	size_t i = 0;
 
 	if (n == 0 || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
@@ -46,8 +46,8 @@ static size_t exception_name_len(const char *s, size_t n)
 	return 0;
 }
 
-static void fill(struct hutch_rt_error *e, const char *s, size_t tb_start, size_t last,
-		 size_t end, size_t type_len)
+static void fill(struct hutch_rt_error *e, const char *s, size_t tb_start, size_t last, size_t end,
+		 size_t type_len)
 {
 	const char *msg = s + last + type_len;
 	size_t msg_len = end - last - type_len;

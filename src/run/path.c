@@ -14,18 +14,19 @@ int hutch_sandbox_path(const char *path, char *out, size_t out_size, int allow_r
 
 	if (!path || !*path)
 		return hutch_err_setx(err, EINVAL, "empty sandbox path");
-	len = strlen(path);
-	if (len > 1024)
-		return hutch_err_setx(err, ENAMETOOLONG, "sandbox path longer than 1024 bytes");
 	if (path[0] == '/') {
 		if (strncmp(path, HUTCH_WORKSPACE, ws_len) != 0 ||
 		    (path[ws_len] != '/' && path[ws_len] != '\0'))
-			return hutch_err_setx(err, EINVAL,
-					      "sandbox path '%s' is outside " HUTCH_WORKSPACE, path);
+			return hutch_err_setx(
+				err, EINVAL, "sandbox path '%s' is outside " HUTCH_WORKSPACE, path);
 		rel = path + ws_len;
 		if (*rel == '/')
 			rel++;
 	}
+	/* counted under /workspace, so "x" and "/workspace/x" agree */
+	len = strlen(rel);
+	if (len > 1024)
+		return hutch_err_setx(err, ENAMETOOLONG, "sandbox path longer than 1024 bytes");
 	if (!*rel) {
 		if (!allow_root)
 			return hutch_err_setx(err, EINVAL, "sandbox path '%s' names no file", path);
@@ -37,11 +38,11 @@ int hutch_sandbox_path(const char *path, char *out, size_t out_size, int allow_r
 		const char *slash = strchr(c, '/');
 		size_t n = slash ? (size_t)(slash - c) : strlen(c);
 		if (n == 0)
-			return hutch_err_setx(err, EINVAL, "sandbox path '%s' has an empty component",
-					      path);
-		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
 			return hutch_err_setx(err, EINVAL,
-					      "sandbox path '%s' may not contain '.' or '..'", path);
+					      "sandbox path '%s' has an empty component", path);
+		if ((n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return hutch_err_setx(
+				err, EINVAL, "sandbox path '%s' may not contain '.' or '..'", path);
 		if (n > 255)
 			return hutch_err_setx(err, ENAMETOOLONG, "a component of '%s' is too long",
 					      path);

@@ -9,17 +9,24 @@
 #include "util/err.h"
 #include "util/mem.h"
 
-void hutch_request_init(struct hutch_exec_request *req)
+/* Defaults that need no memory: NULL template_name and net mean "host"
+ * and "none", so a released request holds no allocation. */
+static void set_defaults(struct hutch_exec_request *req)
 {
 	memset(req, 0, sizeof(*req));
-	req->template_name = hutch_xstrdup("host");
-	req->net = hutch_xstrdup("none");
 	req->limits.wall_ms = HUTCH_DEFAULT_WALL_MS;
 	req->limits.memory_bytes = HUTCH_DEFAULT_MEMORY;
 	req->limits.pids = HUTCH_DEFAULT_PIDS;
 	req->limits.output_bytes = HUTCH_DEFAULT_OUTPUT;
 	req->limits.file_bytes = HUTCH_DEFAULT_FILE;
 	req->limits.disk_bytes = HUTCH_DEFAULT_DISK;
+}
+
+void hutch_request_init(struct hutch_exec_request *req)
+{
+	set_defaults(req);
+	req->template_name = hutch_xstrdup("host");
+	req->net = hutch_xstrdup("none");
 }
 
 static void free_strv(char **v, size_t n)
@@ -48,11 +55,11 @@ void hutch_request_release(struct hutch_exec_request *req)
 	free(req->template_name);
 	free(req->net);
 	free(req->session_id);
-	hutch_request_init(req);
+	set_defaults(req);
 }
 
-int hutch_request_set_code(struct hutch_exec_request *req, const char *language,
-			   const char *code, size_t len)
+int hutch_request_set_code(struct hutch_exec_request *req, const char *language, const char *code,
+			   size_t len)
 {
 	const struct hutch_lang *lang = hutch_lang_find(language);
 
@@ -96,9 +103,10 @@ int hutch_request_add_env(struct hutch_exec_request *req, const char *name_value
 	const char *eq = strchr(name_value, '=');
 
 	if (!eq || !is_env_name(name_value, (size_t)(eq - name_value)))
-		return hutch_err_setx(err, EINVAL,
-				      "environment entry '%.64s' is not NAME=value with a valid name",
-				      name_value);
+		return hutch_err_setx(
+			err, EINVAL,
+			"environment entry '%.64s' is not NAME=value with a valid name",
+			name_value);
 	req->env = hutch_xrealloc(req->env, (req->nenv + 1) * sizeof(char *));
 	req->env[req->nenv++] = hutch_xstrdup(name_value);
 	return 0;
@@ -161,24 +169,24 @@ static int validate_files(const struct hutch_exec_request *req, const char *code
 		if (hutch_sandbox_path(req->files[i].path, a, sizeof(a), 0, err) < 0)
 			return hutch_err_prefix(err, "files[%zu]", i);
 		if (req->files[i].mode > 07777)
-			return hutch_err_setx(err, EINVAL, "files[%zu]: mode %o is not a permission mode",
-					      i, req->files[i].mode);
+			return hutch_err_setx(err, EINVAL,
+					      "files[%zu]: mode %o is not a permission mode", i,
+					      req->files[i].mode);
 		if (code_path && strcmp(a, code_path) == 0)
 			return hutch_err_setx(err, EINVAL,
 					      "files[%zu]: '%s' is where the code goes", i, a);
 		for (size_t j = 0; j < i; j++) {
 			if (hutch_sandbox_path(req->files[j].path, b, sizeof(b), 0, NULL) == 0 &&
 			    strcmp(a, b) == 0)
-				return hutch_err_setx(err, EINVAL, "files[%zu]: '%s' given twice", i,
-						      a);
+				return hutch_err_setx(err, EINVAL, "files[%zu]: '%s' given twice",
+						      i, a);
 		}
 		total += req->files[i].len;
 	}
 	if (total > req->limits.disk_bytes)
-		return hutch_err_setx(err, ENOSPC,
-				      "files need %llu bytes but limits.disk_bytes is %llu",
-				      (unsigned long long)total,
-				      (unsigned long long)req->limits.disk_bytes);
+		return hutch_err_setx(
+			err, ENOSPC, "files need %llu bytes but limits.disk_bytes is %llu",
+			(unsigned long long)total, (unsigned long long)req->limits.disk_bytes);
 	return 0;
 }
 
@@ -197,8 +205,9 @@ int hutch_request_validate(const struct hutch_exec_request *req, struct hutch_er
 					      req->language);
 		snprintf(code_path, sizeof(code_path), "%s/%s", HUTCH_WORKSPACE, lang->file);
 	} else if (!req->argv || !req->argv[0] || !req->argv[0][0]) {
-		return hutch_err_setx(err, EINVAL,
-				      "nothing to run: give a command (argv) or a language and code");
+		return hutch_err_setx(
+			err, EINVAL,
+			"nothing to run: give a command (argv) or a language and code");
 	}
 	if (req->code && !req->language)
 		return hutch_err_setx(err, EINVAL, "code given without a language");

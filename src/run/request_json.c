@@ -82,7 +82,8 @@ static int parse_limits(json_t *o, struct hutch_limits *l, struct hutch_err *err
 
 	if (!json_is_object(o))
 		return type_error(err, "limits", "an object");
-	json_object_foreach(o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		bool known = false;
 		snprintf(field, sizeof(field), "limits.%.40s", key);
 		for (size_t i = 0; i < sizeof(ints) / sizeof(ints[0]); i++) {
@@ -118,7 +119,8 @@ static int parse_string_map(json_t *o, const char *name, char ***list, size_t *n
 
 	if (!json_is_object(o))
 		return type_error(err, name, "an object of strings");
-	json_object_foreach(o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		char *value = NULL;
 		snprintf(field, sizeof(field), "%s.%.64s", name, key);
 		if (strchr(key, '=') || !*key)
@@ -143,7 +145,8 @@ static int parse_argv(json_t *a, struct hutch_exec_request *req, struct hutch_er
 	if (json_array_size(a) > 65536)
 		return hutch_err_setx(err, E2BIG, "field 'argv' has too many entries");
 	req->argv = hutch_xcalloc(json_array_size(a) + 1, sizeof(char *));
-	json_array_foreach(a, i, v) {
+	json_array_foreach(a, i, v)
+	{
 		snprintf(field, sizeof(field), "argv[%zu]", i);
 		if (get_cstr(v, field, &req->argv[i], err) < 0)
 			return -1;
@@ -161,7 +164,8 @@ static int parse_file(json_t *o, size_t idx, struct hutch_file *f, struct hutch_
 	f->mode = 0644;
 	if (!json_is_object(o))
 		return hutch_err_setx(err, EINVAL, "field 'files[%zu]' must be an object", idx);
-	json_object_foreach(o, key, v) {
+	json_object_foreach(o, key, v)
+	{
 		snprintf(field, sizeof(field), "files[%zu].%.32s", idx, key);
 		if (strcmp(key, "path") == 0) {
 			if (get_cstr(v, field, &f->path, err) < 0)
@@ -170,12 +174,13 @@ static int parse_file(json_t *o, size_t idx, struct hutch_file *f, struct hutch_
 			if (has_content)
 				return hutch_err_setx(err, EINVAL,
 						      "files[%zu]: give content or content_base64, "
-						      "not both", idx);
+						      "not both",
+						      idx);
 			has_content = true;
 			if (get_bytes(v, field, key[7] == '_', &f->data, &f->len, err) < 0)
 				return -1;
 		} else if (strcmp(key, "mode") == 0) {
-			uint64_t mode;
+			uint64_t mode = 0;
 			if (get_u64(v, field, &mode, err) < 0)
 				return -1;
 			if (mode > 07777)
@@ -202,7 +207,8 @@ static int parse_files(json_t *a, struct hutch_exec_request *req, struct hutch_e
 	if (json_array_size(a) > 4096)
 		return hutch_err_setx(err, E2BIG, "field 'files' has more than 4096 entries");
 	req->files = hutch_xcalloc(json_array_size(a) + 1, sizeof(*req->files));
-	json_array_foreach(a, i, v) {
+	json_array_foreach(a, i, v)
+	{
 		req->nfiles = i + 1;
 		if (parse_file(v, i, &req->files[i], err) < 0)
 			return -1;
@@ -226,8 +232,12 @@ static int parse_field(const char *key, json_t *v, struct hutch_exec_request *re
 	}
 	if (strcmp(key, "argv") == 0)
 		return parse_argv(v, req, err);
-	if (strcmp(key, "stdin") == 0 || strcmp(key, "stdin_base64") == 0)
+	if (strcmp(key, "stdin") == 0 || strcmp(key, "stdin_base64") == 0) {
+		/* keys are unique, so data already here came from the other one */
+		if (req->stdin_data)
+			return hutch_err_setx(err, EINVAL, "give stdin or stdin_base64, not both");
 		return get_bytes(v, key, key[5] == '_', &req->stdin_data, &req->stdin_len, err);
+	}
 	if (strcmp(key, "files") == 0)
 		return parse_files(v, req, err);
 	if (strcmp(key, "env") == 0)
@@ -265,13 +275,16 @@ int hutch_request_from_json(struct hutch_exec_request *req, const char *text, si
 	hutch_request_release(req);
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!root)
-		return hutch_err_setx(err, EINVAL, "malformed JSON at line %d, column %d (byte %d): %s",
+		return hutch_err_setx(err, EINVAL,
+				      "malformed JSON at line %d, column %d (byte %d): %s",
 				      jerr.line, jerr.column, jerr.position, jerr.text);
 	if (!json_is_object(root)) {
 		json_decref(root);
 		return hutch_err_setx(err, EINVAL, "the request must be a JSON object");
 	}
-	json_object_foreach(root, key, v) {
+	hutch_request_init(req);
+	json_object_foreach(root, key, v)
+	{
 		if ((rc = parse_field(key, v, req, err)) < 0)
 			break;
 	}

@@ -78,6 +78,23 @@ static void put_output(json_t *o, const char *name, const struct hutch_output *o
 	}
 }
 
+/* Text that may not be UTF-8 (a runtime's stderr, a kernel path, a copy cut
+ * mid-character): json_string() would return NULL and the field would vanish,
+ * so invalid bytes become U+FFFD. */
+static json_t *text_json(const char *s)
+{
+	size_t len;
+	char *clean;
+	json_t *j;
+
+	if (hutch_utf8_valid(s, strlen(s)))
+		return json_string(s);
+	clean = hutch_utf8_sanitize(s, strlen(s), &len);
+	j = json_stringn(clean, len);
+	free(clean);
+	return j;
+}
+
 static json_t *limit_entry(uint64_t value, enum hutch_mech mech)
 {
 	return json_pack("{s:I,s:s}", "value", (json_int_t)value, "enforced_by",
@@ -103,7 +120,7 @@ static json_t *limits_json(const struct hutch_exec_result *res)
 					      hutch_mech_name(e->cpus)));
 	json_object_set_new(o, "output_limit_kill", json_boolean(l->output_kill));
 	if (e->note[0])
-		json_object_set_new(o, "note", json_string(e->note));
+		json_object_set_new(o, "note", text_json(e->note));
 	return o;
 }
 
@@ -114,25 +131,27 @@ static json_t *nullable_int(long long v, long long none)
 
 static json_t *nullable_str(const char *s)
 {
-	return s && *s ? json_string(s) : json_null();
+	return s && *s ? text_json(s) : json_null();
 }
 
 static void put_errors(json_t *o, const struct hutch_exec_result *res)
 {
 	if (res->status == HUTCH_STATUS_SANDBOX_ERROR)
 		json_object_set_new(o, "sandbox_error",
-				    json_pack("{s:s,s:i,s:s,s:s}", "step", res->failed_step, "errno",
+				    json_pack("{s:o,s:i,s:s,s:o}", "step",
+					      text_json(res->failed_step), "errno",
 					      res->failed_errno, "code",
 					      strerrorname_np(res->failed_errno)
 						      ? strerrorname_np(res->failed_errno)
 						      : "",
-					      "message", res->failed_msg));
+					      "message", text_json(res->failed_msg)));
 	if (res->error_type)
-		json_object_set_new(o, "error",
-				    json_pack("{s:s,s:s,s:s}", "type", res->error_type, "message",
-					      res->error_message ? res->error_message : "",
-					      "traceback",
-					      res->error_traceback ? res->error_traceback : ""));
+		json_object_set_new(
+			o, "error",
+			json_pack("{s:o,s:o,s:o}", "type", text_json(res->error_type), "message",
+				  text_json(res->error_message ? res->error_message : ""),
+				  "traceback",
+				  text_json(res->error_traceback ? res->error_traceback : "")));
 	else
 		json_object_set_new(o, "error", json_null());
 }
@@ -146,7 +165,8 @@ static json_t *labels_json(const struct hutch_exec_result *res)
 		if (!eq)
 			continue;
 		char *key = strndup(res->labels[i], (size_t)(eq - res->labels[i]));
-		if (key && hutch_utf8_valid(key, strlen(key)) && hutch_utf8_valid(eq + 1, strlen(eq + 1)))
+		if (key && hutch_utf8_valid(key, strlen(key)) &&
+		    hutch_utf8_valid(eq + 1, strlen(eq + 1)))
 			json_object_set_new(o, key, json_string(eq + 1));
 		free(key);
 	}
@@ -169,7 +189,8 @@ char *hutch_result_to_json(const struct hutch_exec_result *res)
 	put_output(o, "stderr", &res->err);
 	json_object_set_new(o, "wall_ms", json_integer((json_int_t)res->wall_ms));
 	json_object_set_new(o, "cpu_ms", json_integer((json_int_t)res->cpu_ms));
-	json_object_set_new(o, "peak_memory_bytes", json_integer((json_int_t)res->peak_memory_bytes));
+	json_object_set_new(o, "peak_memory_bytes",
+			    json_integer((json_int_t)res->peak_memory_bytes));
 	json_object_set_new(o, "bytes_written", json_integer((json_int_t)res->bytes_written));
 	json_object_set_new(o, "timings",
 			    json_pack("{s:I,s:I,s:I,s:I}", "acquire_us",

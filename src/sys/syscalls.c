@@ -22,8 +22,8 @@ int hutch_sys_pivot_root(const char *new_root, const char *put_old)
 #endif
 }
 
-int hutch_sys_landlock_create_ruleset(const struct hutch_landlock_ruleset_attr *attr,
-				      size_t size, uint32_t flags)
+int hutch_sys_landlock_create_ruleset(const struct hutch_landlock_ruleset_attr *attr, size_t size,
+				      uint32_t flags)
 {
 #ifdef SYS_landlock_create_ruleset
 	return (int)syscall(SYS_landlock_create_ruleset, attr, size, flags);

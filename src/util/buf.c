@@ -55,6 +55,7 @@ char *hutch_buf_detach(struct hutch_buf *b, size_t *len)
 	char *p;
 
 	grow(b, 0);
+	b->data[b->len] = '\0'; /* grow() may have just allocated: nothing appended yet */
 	p = b->data;
 	if (len)
 		*len = b->len;

@@ -12,11 +12,15 @@ struct hutch_buf {
 	size_t cap;
 };
 
-#define HUTCH_BUF_INIT {NULL, 0, 0}
+#define HUTCH_BUF_INIT                                                                             \
+	{                                                                                          \
+		NULL, 0, 0                                                                         \
+	}
 
 void hutch_buf_append(struct hutch_buf *b, const void *p, size_t n);
 void hutch_buf_puts(struct hutch_buf *b, const char *s);
-void hutch_buf_printf(struct hutch_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hutch_buf_printf(struct hutch_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Give the bytes away (caller frees); the buffer becomes empty. Never NULL. */
 char *hutch_buf_detach(struct hutch_buf *b, size_t *len);
 void hutch_buf_release(struct hutch_buf *b);

@@ -7,8 +7,8 @@
 
 #include "util/err.h"
 
-__attribute__((format(printf, 4, 0))) static void vset(struct hutch_err *err, int code,
-						      bool with_strerror, const char *fmt, va_list ap)
+__attribute__((format(printf, 4, 0))) static void
+vset(struct hutch_err *err, int code, bool with_strerror, const char *fmt, va_list ap)
 {
 	err->code = code;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);

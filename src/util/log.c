@@ -50,7 +50,7 @@ static void emit(enum hutch_log_level level, const char *msg)
 }
 
 __attribute__((format(printf, 3, 0))) static void vlog(enum hutch_log_level level, int errnum,
-						      const char *fmt, va_list ap)
+						       const char *fmt, va_list ap)
 {
 	char msg[1024];
 	int n;

@@ -15,7 +15,8 @@ void hutch_log_set_json(int is_json);
 /* Parse "error|warn|info|debug"; returns -1 when unknown. */
 int hutch_log_parse_level(const char *s);
 
-void hutch_log(enum hutch_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void hutch_log(enum hutch_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* As hutch_log, appending ": strerror(errno)". */
 void hutch_log_errno(enum hutch_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -42,8 +42,8 @@ static int parse_scaled(const char *s, double *num, const char **suffix, struct 
 int hutch_parse_size(const char *s, uint64_t *out, struct hutch_err *err)
 {
 	static const char units[] = "KMGT";
-	const char *suffix;
-	double num;
+	const char *suffix = "";
+	double num = 0;
 	double scale = 1;
 
 	if (parse_scaled(s, &num, &suffix, err) < 0)
@@ -58,7 +58,7 @@ int hutch_parse_size(const char *s, uint64_t *out, struct hutch_err *err)
 		if (strcasecmp(suffix, "") != 0 && strcasecmp(suffix, "b") != 0 &&
 		    strcasecmp(suffix, "ib") != 0)
 			return hutch_err_setx(err, EINVAL,
-					     "'%s' has an unknown unit (use K, M, G or T)", s);
+					      "'%s' has an unknown unit (use K, M, G or T)", s);
 	}
 	num *= scale;
 	if (num >= 18446744073709549568.0)
@@ -69,8 +69,8 @@ int hutch_parse_size(const char *s, uint64_t *out, struct hutch_err *err)
 
 int hutch_parse_duration_ms(const char *s, uint64_t *out, struct hutch_err *err)
 {
-	const char *suffix;
-	double num;
+	const char *suffix = "";
+	double num = 0;
 	double ms;
 
 	if (parse_scaled(s, &num, &suffix, err) < 0)
@@ -85,7 +85,7 @@ int hutch_parse_duration_ms(const char *s, uint64_t *out, struct hutch_err *err)
 		ms = num * 3600000;
 	else
 		return hutch_err_setx(err, EINVAL, "'%s' has an unknown unit (use ms, s, m or h)",
-				     s);
+				      s);
 	if (ms > 1e15)
 		return hutch_err_setx(err, ERANGE, "'%s' is too large", s);
 	*out = (uint64_t)ms;

@@ -90,7 +90,9 @@ char *hutch_base64_encode(const void *data, size_t n)
 		uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0);
 		out[o++] = b64[v >> 18];
 		out[o++] = b64[(v >> 12) & 63];
-		out[o++] = i + 1 < n ? b64[(v >> 6) & 63] : '=';
+		out[o++] = '=';
+		if (i + 1 < n)
+			out[o - 1] = b64[(v >> 6) & 63];
 		out[o++] = '=';
 	}
 	out[o] = '\0';
@@ -99,9 +101,10 @@ char *hutch_base64_encode(const void *data, size_t n)
 
 static int b64_value(unsigned char c)
 {
-	const char *p = c ? memchr(b64, c, 64) : NULL;
-
-	return p ? (int)(p - b64) : -1;
+	for (int i = 0; i < 64; i++)
+		if (b64[i] == (char)c)
+			return i;
+	return -1;
 }
 
 unsigned char *hutch_base64_decode(const char *s, size_t n, size_t *out_len)

@@ -64,31 +64,91 @@ struct call {
 	long (*fn)(void);
 };
 
-static long c_unshare(void) { return unshare(CLONE_NEWUSER); }
-static long c_unshare_ns(void) { return unshare(CLONE_NEWNS); }
-static long c_setns(void) { return setns(0, 0); }
-static long c_mount(void) { return mount("none", "/tmp", "tmpfs", 0, NULL); }
-static long c_umount(void) { return umount2("/proc", MNT_DETACH); }
-static long c_pivot_root(void) { return syscall(SYS_pivot_root, "/tmp", "/tmp"); }
-static long c_chroot(void) { return chroot("/tmp"); }
-static long c_ptrace(void) { return ptrace(PTRACE_TRACEME, 0, NULL, NULL); }
-static long c_bpf(void) { return syscall(SYS_bpf, BPF_PROG_LOAD, NULL, 0); }
-static long c_keyctl(void) { return syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3, 0); }
-static long c_add_key(void) { return syscall(SYS_add_key, "user", "x", "y", 1, -3); }
-static long c_perf(void) { return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0); }
-static long c_userfaultfd(void) { return syscall(SYS_userfaultfd, 0); }
-static long c_kexec(void) { return syscall(SYS_kexec_load, 0, 0, NULL, 0); }
-static long c_init_module(void) { return syscall(SYS_init_module, NULL, 0, ""); }
-static long c_swapon(void) { return syscall(SYS_swapon, "/nonexistent", 0); }
-static long c_reboot(void) { return syscall(SYS_reboot, 0, 0, 0, NULL); }
-static long c_acct(void) { return syscall(SYS_acct, NULL); }
+static long c_unshare(void)
+{
+	return unshare(CLONE_NEWUSER);
+}
+static long c_unshare_ns(void)
+{
+	return unshare(CLONE_NEWNS);
+}
+static long c_setns(void)
+{
+	return setns(0, 0);
+}
+static long c_mount(void)
+{
+	return mount("none", "/tmp", "tmpfs", 0, NULL);
+}
+static long c_umount(void)
+{
+	return umount2("/proc", MNT_DETACH);
+}
+static long c_pivot_root(void)
+{
+	return syscall(SYS_pivot_root, "/tmp", "/tmp");
+}
+static long c_chroot(void)
+{
+	return chroot("/tmp");
+}
+static long c_ptrace(void)
+{
+	return ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+}
+static long c_bpf(void)
+{
+	return syscall(SYS_bpf, BPF_PROG_LOAD, NULL, 0);
+}
+static long c_keyctl(void)
+{
+	return syscall(SYS_keyctl, 0 /* GET_KEYRING_ID */, -3, 0);
+}
+static long c_add_key(void)
+{
+	return syscall(SYS_add_key, "user", "x", "y", 1, -3);
+}
+static long c_perf(void)
+{
+	return syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0);
+}
+static long c_userfaultfd(void)
+{
+	return syscall(SYS_userfaultfd, 0);
+}
+static long c_kexec(void)
+{
+	return syscall(SYS_kexec_load, 0, 0, NULL, 0);
+}
+static long c_init_module(void)
+{
+	return syscall(SYS_init_module, NULL, 0, "");
+}
+static long c_swapon(void)
+{
+	return syscall(SYS_swapon, "/nonexistent", 0);
+}
+static long c_reboot(void)
+{
+	return syscall(SYS_reboot, 0, 0, 0, NULL);
+}
+static long c_acct(void)
+{
+	return syscall(SYS_acct, NULL);
+}
 static long c_settime(void)
 {
 	struct timespec ts = {0, 0};
 	return syscall(SYS_clock_settime, CLOCK_REALTIME, &ts);
 }
-static long c_open_by_handle(void) { return syscall(SYS_open_by_handle_at, -1, NULL, 0); }
-static long c_personality(void) { return syscall(SYS_personality, 0x0040000 /* ADDR_NO_RANDOMIZE */); }
+static long c_open_by_handle(void)
+{
+	return syscall(SYS_open_by_handle_at, -1, NULL, 0);
+}
+static long c_personality(void)
+{
+	return syscall(SYS_personality, 0x0040000 /* ADDR_NO_RANDOMIZE */);
+}
 static long c_tiocsti(void)
 {
 	char c = 'x';
@@ -103,22 +163,52 @@ static long c_clone_newuser(void)
 		waitpid((pid_t)pid, NULL, 0);
 	return pid;
 }
-static long c_clone3(void) { return syscall(SYS_clone3, NULL, 0); }
-static long c_io_uring(void) { return syscall(SYS_io_uring_setup, 1, NULL); }
-static long c_mknod(void) { return mknod("/tmp/probe-dev", S_IFCHR | 0600, makedev(1, 3)); }
-static long c_getpid(void) { return getpid() > 0 ? 0 : -1; }
+static long c_clone3(void)
+{
+	return syscall(SYS_clone3, NULL, 0);
+}
+static long c_io_uring(void)
+{
+	return syscall(SYS_io_uring_setup, 1, NULL);
+}
+static long c_mknod(void)
+{
+	return mknod("/tmp/probe-dev", S_IFCHR | 0600, makedev(1, 3));
+}
+static long c_getpid(void)
+{
+	return getpid() > 0 ? 0 : -1;
+}
 
 static const struct call calls[] = {
-	{"unshare", c_unshare},	      {"unshare-mount", c_unshare_ns}, {"setns", c_setns},
-	{"mount", c_mount},	      {"umount", c_umount},	    {"pivot_root", c_pivot_root},
-	{"chroot", c_chroot},	      {"ptrace", c_ptrace},	    {"bpf", c_bpf},
-	{"keyctl", c_keyctl},	      {"add_key", c_add_key},	    {"perf_event_open", c_perf},
-	{"userfaultfd", c_userfaultfd}, {"kexec_load", c_kexec},	    {"init_module", c_init_module},
-	{"swapon", c_swapon},	      {"reboot", c_reboot},	    {"acct", c_acct},
-	{"clock_settime", c_settime}, {"open_by_handle_at", c_open_by_handle},
-	{"personality", c_personality}, {"tiocsti", c_tiocsti},	    {"clone-newuser", c_clone_newuser},
-	{"clone3", c_clone3},	      {"io_uring_setup", c_io_uring}, {"mknod", c_mknod},
-	{"getpid", c_getpid},	      {NULL, NULL},
+	{"unshare", c_unshare},
+	{"unshare-mount", c_unshare_ns},
+	{"setns", c_setns},
+	{"mount", c_mount},
+	{"umount", c_umount},
+	{"pivot_root", c_pivot_root},
+	{"chroot", c_chroot},
+	{"ptrace", c_ptrace},
+	{"bpf", c_bpf},
+	{"keyctl", c_keyctl},
+	{"add_key", c_add_key},
+	{"perf_event_open", c_perf},
+	{"userfaultfd", c_userfaultfd},
+	{"kexec_load", c_kexec},
+	{"init_module", c_init_module},
+	{"swapon", c_swapon},
+	{"reboot", c_reboot},
+	{"acct", c_acct},
+	{"clock_settime", c_settime},
+	{"open_by_handle_at", c_open_by_handle},
+	{"personality", c_personality},
+	{"tiocsti", c_tiocsti},
+	{"clone-newuser", c_clone_newuser},
+	{"clone3", c_clone3},
+	{"io_uring_setup", c_io_uring},
+	{"mknod", c_mknod},
+	{"getpid", c_getpid},
+	{NULL, NULL},
 };
 
 static int do_syscall(const char *name)
@@ -218,7 +308,8 @@ static int do_abstract(const char *name)
 	if (fd < 0 || n + 1 > sizeof(sa.sun_path))
 		return report(-1);
 	memcpy(sa.sun_path + 1, name, n);
-	return report(connect(fd, (struct sockaddr *)&sa, (socklen_t)(sizeof(sa.sun_family) + 1 + n)));
+	return report(
+		connect(fd, (struct sockaddr *)&sa, (socklen_t)(sizeof(sa.sun_family) + 1 + n)));
 }
 
 static int do_memhog(const char *mb)

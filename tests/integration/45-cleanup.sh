@@ -11,7 +11,9 @@ cgroup_dirs() {
 }
 # hutch makes nothing on the host's disk; look for anything named after it
 # (other than the rootless test copies lib.sh makes).
-tmp_entries() { ls -A /tmp /var/tmp /dev/shm /run 2>/dev/null | grep -i hutch | grep -v '^hutch-rootless' | sort || true; }
+tmp_entries() {
+	find /tmp /var/tmp /dev/shm /run -maxdepth 1 -iname '*hutch*' ! -name 'hutch-rootless.*' 2>/dev/null | sort
+}
 
 before_cg=$(cgroup_dirs)
 before_tmp=$(tmp_entries)
@@ -43,14 +45,14 @@ is "$(tmp_entries)" "$before_tmp" "no temp file or directory is left on the host
 # 500 runs in one process would be the library's case; here, 500 CLI runs.
 # hutch's own fds are checked by running it with a few fds open and making
 # sure none leak into the sandbox (10-ns-isolation) and none remain here.
-fds_before=$(ls /proc/$$/fd | wc -l)
+fds_before=$(find /proc/$$/fd -mindepth 1 | wc -l)
 t0=$(date +%s)
 for _ in $(seq 500); do
 	hutch run -- true || { echo "# a run failed"; break; }
 done
 t1=$(date +%s)
 echo "# 500 runs in $((t1 - t0)) s"
-is "$(ls /proc/$$/fd | wc -l)" "$fds_before" "500 runs: our fds did not grow"
+is "$(find /proc/$$/fd -mindepth 1 | wc -l)" "$fds_before" "500 runs: our fds did not grow"
 is "$(cgroup_dirs)" "$before_cg" "500 runs: no cgroup left"
 is "$(wc -l </proc/self/mountinfo)" "$before_mounts" "500 runs: mounts did not grow"
 is "$(pgrep -c -f '^hutch-init' || true)" 0 "500 runs: no cell process left"

@@ -8,7 +8,7 @@ need_root
 u=$(test_user) || skip_all "cannot create an unprivileged test user"
 userns_works "$u" || skip_all "unprivileged user namespaces are disabled on this kernel"
 plan 9
-HUTCH_AS=$u
+export HUTCH_AS=$u
 RL_DIR=$(mktemp -d /tmp/hutch-rootless.XXXXXX)
 chmod 755 "$RL_DIR"
 cp "$HUTCH_BIN" "$PROBE" "$RL_DIR/"
