@@ -99,14 +99,20 @@ static void test_api_setup_failure_is_sandbox_error(void)
 	struct hutch_exec_result res;
 	struct hutch_err err;
 	char *argv[] = {"/bin/true", NULL};
-	struct rlimit rl = {3, 3};
+	struct rlimit old;
+	struct rlimit rl;
 
 	need_sandbox();
 	hutch_request_init(&req);
 	hutch_request_set_argv(&req, argv);
-	/* no fd above 2 can be opened: the stdio pipes cannot be made */
+	/* no fd above 3 can be opened: the stdio pipes cannot be made. Only
+	 * the soft limit is lowered, so it can be restored (LSan needs fds). */
+	ASSERT_OK(getrlimit(RLIMIT_NOFILE, &old));
+	rl.rlim_cur = 4;
+	rl.rlim_max = old.rlim_max;
 	ASSERT_OK(setrlimit(RLIMIT_NOFILE, &rl));
 	ASSERT_OK(hutch_run(&req, NULL, &res, &err));
+	ASSERT_OK(setrlimit(RLIMIT_NOFILE, &old));
 	ASSERT_EQ(res.status, HUTCH_STATUS_SANDBOX_ERROR);
 	ASSERT(res.failed_step[0] != '\0');
 	ASSERT_NE(res.failed_errno, 0);
