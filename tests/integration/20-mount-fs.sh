@@ -3,7 +3,7 @@
 # own and its dangerous files are read-only or masked, /dev is minimal, the
 # writable space is bounded.
 . "$(dirname "$0")/../lib.sh"
-plan 25
+plan 28
 
 for p in /usr/probe-x /etc/probe-x /probe-x /bin/probe-x /lib/probe-x; do
 	r=$(probe_in write "$p")
@@ -52,6 +52,15 @@ is "$(echo "$json" | jget stdout)" ENOSPC "inside: /tmp shares the --disk limit"
 json=$(hjson --file-size 100K --file "$PROBE:probe" -- /workspace/probe fill /workspace/big)
 is "$(echo "$json" | jget limit_hit)" file_size "--file-size stops a large file (SIGXFSZ)"
 is "$(echo "$json" | jget status)" killed "a file-size kill is status killed"
+
+# Symlinks resolve inside the sandbox's root, never to the host's files.
+echo "hutch-secret" > /root/hutch-link-secret-$$
+is "$(hutch run -- sh -c "ln -s /root/hutch-link-secret-$$ /workspace/l && cat /workspace/l" 2>&1 || true)" \
+	"cat: /workspace/l: No such file or directory" "inside: a symlink to a host path finds nothing"
+r=$(probe_in read /proc/1/root/root/hutch-link-secret-$$)
+if [ "$r" = ENOENT ] || [ "$r" = EACCES ]; then ok "inside: /proc/1/root leads to the sandbox's root ($r)"; else not_ok "/proc/1/root: $r"; fi
+is "$(probe_in read /proc/self/root/etc/hostname)" hutch "inside: /proc/self/root is the sandbox's root"
+rm -f /root/hutch-link-secret-$$
 
 # Each run starts clean: nothing written by the previous one survives.
 hutch run -- sh -c 'echo leftover > /workspace/state; echo leftover > /tmp/state' >/dev/null
