@@ -83,7 +83,20 @@ static void detect_v2(const char *mnt, bool is_root)
 	if (!has_word(ctls, "memory", " \n") || !has_word(ctls, "pids", " \n"))
 		return;
 	if (parent && *parent) {
+		char up[PATH_MAX];
+		char *slash;
+
 		snprintf(be.base[0], PATH_MAX, "%s", parent);
+		/* Cells can have only what the parent's parent offers, and a
+		 * delegated subtree may lack cpu (systemd delegates memory and
+		 * pids by default): asking for a missing one fails every run. */
+		snprintf(up, sizeof(up), "%s", parent);
+		slash = strrchr(up, '/');
+		if (slash && slash != up)
+			*slash = '\0';
+		snprintf(path, sizeof(path), "%s/cgroup.controllers", up);
+		if (read_text(path, ctls, sizeof(ctls)) < 0)
+			snprintf(ctls, sizeof(ctls), "memory pids");
 	} else if (is_root) {
 		snprintf(be.base[0], PATH_MAX, "%s/hutch", mnt);
 	} else {
@@ -356,9 +369,21 @@ void hutch_cgroup_stats(const struct hutch_cgroup *cg, struct hutch_cgroup_stats
 int hutch_cgroup_freeze(const struct hutch_cgroup *cg, bool frozen, struct hutch_err *err)
 {
 	if (cg->version == 2) {
+		struct timespec pause = {0, 1000000L};
+
 		if (write_text(cg->dirs[0], "cgroup.freeze", frozen ? "1" : "0") < 0)
 			return hutch_err_set(err, errno, "cgroup.freeze");
-		return 0;
+		/* The write only starts it: processes run on until each reaches
+		 * the freezer. Return once cgroup.events says all have, ~1 s. */
+		for (int tries = 0; tries < 1000; tries++) {
+			bool found = false;
+			uint64_t state = read_key(cg->dirs[0], "cgroup.events", "frozen", &found);
+			if (!found || state == (frozen ? 1 : 0))
+				return 0;
+			nanosleep(&pause, NULL);
+		}
+		return hutch_err_setx(err, ETIMEDOUT, "cgroup.freeze: not %s after 1 s",
+				      frozen ? "frozen" : "thawed");
 	}
 	if (cg->version == 1 && cg->has[HUTCH_CG_FREEZER]) {
 		if (write_text(cg->dirs[HUTCH_CG_FREEZER], "freezer.state",
