@@ -4,4 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=(-std=gnu17 -D_GNU_SOURCE -Iinclude -Isrc -Itests)
 mapfile -t files < <(git ls-files 'src/*.c')
-clang-tidy --quiet "${files[@]}" -- "${flags[@]}"
+# "N warnings generated" counts checks we do not enable: drop that noise
+clang-tidy --quiet "${files[@]}" -- "${flags[@]}" 2>&1 | { grep -v "warnings\? generated\.$" || true; }
