@@ -104,7 +104,8 @@ deps:
 	scripts/deps.sh
 
 # Every test, under prove; ends with one "N passed, N failed" line.
-check: deps
+check:
+	HUTCH_DEPS_V2=1 scripts/deps.sh
 	$(MAKE) all
 	$(MAKE) SAN=address,undefined all
 	scripts/check.sh

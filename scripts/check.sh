@@ -43,6 +43,10 @@ pass "unit tests, ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 pass "integration, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/*.sh
 
+# The cgroup v2 backend for real: a Debian kernel under qemu (software
+# emulation) with cgroup_no_v1=all; ~40 s here.
+pass "cgroup v2 in a qemu guest" tests/v2/run.sh
+
 # Count the TAP lines of every pass.
 passed=$(grep -cE '^\s*ok [0-9]+' "$log" | tr -d ' ')
 skipped=$(grep -cE '^\s*ok [0-9]+.*# (SKIP|skip)' "$log" | tr -d ' ')

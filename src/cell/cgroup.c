@@ -15,8 +15,7 @@
 #include "util/cleanup.h"
 #include "util/err.h"
 
-static const char *const ctl_names[HUTCH_CG_NCTL] = {"memory", "pids", "cpu", "cpuacct",
-						     "freezer"};
+static const char *const ctl_names[HUTCH_CG_NCTL] = {"memory", "pids", "cpu", "cpuacct", "freezer"};
 
 /* What the machine offers, found once per process from /proc/self/mounts. */
 struct backend {
@@ -157,7 +156,8 @@ static void detect_backend(void)
 	}
 	memset(be.base, 0, sizeof(be.base));
 	if (!be.note[0])
-		snprintf(be.note, sizeof(be.note), "no usable cgroup hierarchy with memory and pids");
+		snprintf(be.note, sizeof(be.note),
+			 "no usable cgroup hierarchy with memory and pids");
 }
 
 int hutch_cgroup_backend(char *note, size_t note_size)
@@ -314,7 +314,8 @@ static uint64_t read_key(const char *dir, const char *file, const char *key, boo
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	if (read_text(path, buf, sizeof(buf)) < 0)
 		return 0;
-	for (char *line = buf; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+	for (char *line = buf; line && *line;
+	     line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
 		if (strncmp(line, key, klen) == 0 && line[klen] == ' ') {
 			if (found)
 				*found = true;
@@ -359,7 +360,8 @@ void hutch_cgroup_stats(const struct hutch_cgroup *cg, struct hutch_cgroup_stats
 		const char *mem = cg->dirs[HUTCH_CG_MEMORY];
 		if (cg->has[HUTCH_CG_CPUACCT])
 			st->cpu_us = read_num(cg->dirs[HUTCH_CG_CPUACCT], "cpuacct.usage",
-					      &st->has_cpu) / 1000;
+					      &st->has_cpu) /
+				     1000;
 		st->peak_bytes = read_num(mem, "memory.max_usage_in_bytes", &st->has_peak);
 		st->oom_kills = read_key(mem, "memory.oom_control", "oom_kill", NULL);
 		st->pids_max_hits = read_key(cg->dirs[HUTCH_CG_PIDS], "pids.events", "max", NULL);
@@ -431,7 +433,7 @@ void hutch_cgroup_kill(const struct hutch_cgroup *cg)
 
 static int remove_dir(const char *dir)
 {
-	struct timespec pause = {0, 2 * 1000 * 1000};
+	struct timespec pause = {0, 2000000L};
 
 	for (int tries = 0; tries < 1000; tries++) {
 		if (rmdir(dir) == 0 || errno == ENOENT)

@@ -153,8 +153,10 @@ static int validate_limits(const struct hutch_limits *l, struct hutch_err *err)
 					      (unsigned long long)bounds[i].min,
 					      (unsigned long long)bounds[i].max);
 	}
-	if (!(l->cpus >= 0 && l->cpus <= 1024))
-		return hutch_err_setx(err, EINVAL, "limits.cpus: %g is outside [0, 1024]", l->cpus);
+	/* the kernel refuses CPU quotas under 1 ms per 100 ms period */
+	if (!(l->cpus == 0 || (l->cpus >= 0.01 && l->cpus <= 1024)))
+		return hutch_err_setx(err, EINVAL, "limits.cpus: %g is not 0 or in [0.01, 1024]",
+				      l->cpus);
 	return 0;
 }
 

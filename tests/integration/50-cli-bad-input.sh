@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bad input gets a clear message naming what was wrong, exit 125, and no run.
 . "$(dirname "$0")/../lib.sh"
-plan 43
+plan 44
 
 # bad EXPECTED_REGEX ARGS...: hutch run ARGS must fail with 125 and a message
 bad() {
@@ -32,6 +32,7 @@ bad "--pids: '1.5' is not a whole number" --pids 1.5 -- true
 bad "--pids: 'many' is not a number" --pids many -- true
 bad "--cpus: 'x' is not a number of CPUs" --cpus x -- true
 bad "limits.memory_bytes: 1024 is outside" --memory 1K -- true
+bad "limits.cpus: 0.001 is not 0 or in" --cpus 0.001 -- true
 bad "limits.wall_ms: 0 is outside" --timeout 0 -- true
 bad "limits.disk_bytes: 0 is outside" --disk 0 -- true
 bad "limits.pids: 0 is outside" --pids 0 -- true
