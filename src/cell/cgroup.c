@@ -388,10 +388,23 @@ int hutch_cgroup_freeze(const struct hutch_cgroup *cg, bool frozen, struct hutch
 				      frozen ? "frozen" : "thawed");
 	}
 	if (cg->version == 1 && cg->has[HUTCH_CG_FREEZER]) {
-		if (write_text(cg->dirs[HUTCH_CG_FREEZER], "freezer.state",
-			       frozen ? "FROZEN" : "THAWED") < 0)
+		const char *want = frozen ? "FROZEN" : "THAWED";
+		char path[PATH_MAX];
+		char state[32];
+		struct timespec pause = {0, 1000000L};
+
+		if (write_text(cg->dirs[HUTCH_CG_FREEZER], "freezer.state", want) < 0)
 			return hutch_err_set(err, errno, "freezer.state");
-		return 0;
+		/* v1 reports FREEZING until every task has stopped: wait for it,
+		 * as on v2, so a caller may rely on "frozen" when we return. */
+		snprintf(path, sizeof(path), "%s/freezer.state", cg->dirs[HUTCH_CG_FREEZER]);
+		for (int tries = 0; tries < 1000; tries++) {
+			if (read_text(path, state, sizeof(state)) == 0 &&
+			    strncmp(state, want, strlen(want)) == 0)
+				return 0;
+			nanosleep(&pause, NULL);
+		}
+		return hutch_err_setx(err, ETIMEDOUT, "freezer.state: not %s after 1 s", want);
 	}
 	return hutch_err_setx(err, ENOTSUP, "no freezer cgroup");
 }
