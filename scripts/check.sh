@@ -24,7 +24,11 @@ pass() {
 run_prove() { prove -v --timer "$@"; }
 
 # prove runs binaries directly with --exec '' (it would hand them to perl)
-pass "unit tests" run_prove --exec '' build/tests/test-*
+# the unit test binaries (not the .d files the compiler leaves beside them)
+units() { find "$1" -maxdepth 1 -type f -name 'test-*' ! -name '*.d' | sort; }
+mapfile -t unit_bins < <(units build/tests)
+mapfile -t san_unit_bins < <(units build/san/tests)
+pass "unit tests" run_prove --exec '' "${unit_bins[@]}"
 pass "fuzz corpus replay" run_prove --exec '' build/fuzz-replay
 pass "integration" run_prove tests/integration/*.sh
 user=$(test_user || true)
@@ -39,7 +43,7 @@ else
 	echo "ok - rootless pass # SKIP no unprivileged user with user namespaces" | tee -a "$log"
 fi
 pass "unit tests, ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 prove -v --timer --exec '' build/san/tests/test-*
+	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 prove -v --timer --exec '' "${san_unit_bins[@]}"
 pass "integration, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/*.sh
 
