@@ -47,3 +47,28 @@ int hutch_caps_drop_all(bool in_userns, struct hutch_err *err)
 		return hutch_err_set(err, errno, "set no_new_privs");
 	return 0;
 }
+
+/* For a zygote in a user namespace: its uid there is not 0, so execve would
+ * drop every capability (capabilities(7)); carry them over as ambient
+ * capabilities instead. They are the user namespace's, not the host's, and
+ * every child drops them all (hutch_caps_drop_all clears the ambient set).
+ * Child-only; async-signal-safe. */
+int hutch_caps_keep_across_exec(struct hutch_err *err)
+{
+	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) < 0)
+		return hutch_err_set(err, errno, "capget");
+	data[0].inheritable = data[0].permitted;
+	data[1].inheritable = data[1].permitted;
+	if (syscall(SYS_capset, &hdr, data) < 0)
+		return hutch_err_set(err, errno, "capset inheritable");
+	for (int cap = 0; cap <= 63; cap++) {
+		if (!(data[cap / 32].permitted & (1u << (cap % 32))))
+			continue;
+		if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, cap, 0, 0) < 0 && errno != EINVAL)
+			return hutch_err_set(err, errno, "raise ambient capability %d", cap);
+	}
+	return 0;
+}

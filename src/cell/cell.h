@@ -33,8 +33,10 @@ struct hutch_cell_failure {
 
 /* What init tells the supervisor when the program has exited. */
 struct hutch_cell_report {
-	int wait_status;    /* of the program (pid 2) */
-	uint64_t disk_used; /* bytes used in the writable tmpfs */
+	int wait_status;       /* of the program (pid 2) */
+	uint64_t disk_used;    /* bytes used in the writable tmpfs */
+	uint64_t cpu_us;       /* user+sys of the program and its waited-for children */
+	uint64_t maxrss_bytes; /* largest resident set among them */
 };
 
 struct hutch_cell_rlimits {
@@ -84,12 +86,22 @@ int hutch_cell_reap(struct hutch_cell *cell, struct rusage *ru);
 /* True when this process can create a cell without a user namespace. */
 bool hutch_cell_is_privileged(void);
 
+/* --- shared by the cold cell and the zygote's children (child-only) --- */
+/* Write {step, err} to fd and _exit(127). */
+_Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err);
+/* Default dispositions for every signal and an empty mask. */
+void hutch_cell_reset_signals(void);
+/* The loop of a pid-1 init: reap everything; when `program` exits, write a
+ * struct hutch_cell_report to status_fd and exit. */
+_Noreturn void hutch_cell_init_wait(int status_fd, pid_t program);
+
 /* --- steps run inside the child; each returns -1 with err filled --- */
 int hutch_ns_write_id_maps(pid_t pid, uid_t outer_uid, gid_t outer_gid, struct hutch_err *err);
 int hutch_ns_set_identity(struct hutch_err *err);
 int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err *err);
 int hutch_net_loopback_up(struct hutch_err *err);
 int hutch_caps_drop_all(bool in_userns, struct hutch_err *err);
+int hutch_caps_keep_across_exec(struct hutch_err *err);
 int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *err);
 int hutch_landlock_apply(struct hutch_err *err);
 

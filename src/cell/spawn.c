@@ -40,7 +40,7 @@ struct pipes {
 	int status[2];
 };
 
-static _Noreturn void child_fail(int fd, const char *step, const struct hutch_err *err)
+_Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err)
 {
 	struct hutch_cell_failure f;
 
@@ -51,7 +51,7 @@ static _Noreturn void child_fail(int fd, const char *step, const struct hutch_er
 	_exit(127);
 }
 
-static void reset_signals(void)
+void hutch_cell_reset_signals(void)
 {
 	struct sigaction sa;
 	sigset_t none;
@@ -72,11 +72,12 @@ static _Noreturn void run_program(const struct hutch_cell_spec *spec, int report
 
 	/* Its own session: no controlling terminal shared with anything. */
 	if (setsid() < 0)
-		child_fail(report_fd, "setsid", (hutch_err_set(&err, errno, "setsid"), &err));
+		hutch_cell_child_fail(report_fd, "setsid",
+				      (hutch_err_set(&err, errno, "setsid"), &err));
 	for (int i = 0; i < 3; i++) {
 		if (dup2(fds[i], i) < 0)
-			child_fail(report_fd, "stdio",
-				   (hutch_err_set(&err, errno, "dup2 fd %d", i), &err));
+			hutch_cell_child_fail(report_fd, "stdio",
+					      (hutch_err_set(&err, errno, "dup2 fd %d", i), &err));
 	}
 	/* Nothing the supervisor holds may leak in: close every fd but 0-2 and
 	 * the report pipe (close-on-exec, so gone at execve). */
@@ -84,20 +85,21 @@ static _Noreturn void run_program(const struct hutch_cell_spec *spec, int report
 		close_range(3, (unsigned)report_fd - 1, 0);
 	close_range((unsigned)report_fd + 1, ~0u, 0);
 	if (chdir(spec->workdir ? spec->workdir : HUTCH_WORKSPACE) < 0)
-		child_fail(report_fd, "workdir",
-			   (hutch_err_set(&err, errno, "chdir '%s'", spec->workdir), &err));
+		hutch_cell_child_fail(
+			report_fd, "workdir",
+			(hutch_err_set(&err, errno, "chdir '%s'", spec->workdir), &err));
 	if (hutch_rlimit_apply(&spec->rlimits, &err) < 0)
-		child_fail(report_fd, "rlimit", &err);
+		hutch_cell_child_fail(report_fd, "rlimit", &err);
 	if (hutch_caps_drop_all(spec->use_userns, &err) < 0)
-		child_fail(report_fd, "capabilities", &err);
+		hutch_cell_child_fail(report_fd, "capabilities", &err);
 	if (hutch_landlock_apply(&err) < 0)
-		child_fail(report_fd, "landlock", &err);
+		hutch_cell_child_fail(report_fd, "landlock", &err);
 	/* Last before execve: the filter also applies to what we still do. */
 	if (hutch_seccomp_load(spec->seccomp, &err) < 0)
-		child_fail(report_fd, "seccomp", &err);
+		hutch_cell_child_fail(report_fd, "seccomp", &err);
 	execvpe(spec->argv[0], spec->argv, spec->envp);
 	hutch_err_set(&err, errno, "execute '%s'", spec->argv[0]);
-	child_fail(report_fd, "exec", &err);
+	hutch_cell_child_fail(report_fd, "exec", &err);
 }
 
 /* Fields 48-51 of /proc/self/stat: where argv and environ strings live. */
@@ -133,16 +135,22 @@ static void scrub_args_and_env(void)
 
 /* Reap children until the program exits; report its status; exit. The
  * kernel then kills whatever else lives in the namespace. */
-static _Noreturn void init_wait(int status_fd, pid_t program)
+_Noreturn void hutch_cell_init_wait(int status_fd, pid_t program)
 {
-	struct hutch_cell_report report = {0, 0};
+	struct hutch_cell_report report = {0, 0, 0, 0};
 	struct statfs sfs;
+	struct rusage ru;
 	int status;
 
 	for (;;) {
-		pid_t pid = waitpid(-1, &status, 0);
+		pid_t pid = wait4(-1, &status, 0, &ru);
 		if (pid == program) {
 			report.wait_status = status;
+			/* the program's own usage and that of children it waited for */
+			report.cpu_us =
+				(uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000u +
+				(uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+			report.maxrss_bytes = (uint64_t)ru.ru_maxrss * 1024;
 			if (statfs(HUTCH_WORKSPACE, &sfs) == 0)
 				report.disk_used =
 					(uint64_t)(sfs.f_blocks - sfs.f_bfree) * sfs.f_bsize;
@@ -161,27 +169,29 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	char go;
 	pid_t program;
 
-	reset_signals();
+	hutch_cell_reset_signals();
 	close(p->go[1]);
 	close(p->report[0]);
 	close(p->status[0]);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-		child_fail(p->report[1], "pdeathsig", (hutch_err_set(&err, errno, "prctl"), &err));
+		hutch_cell_child_fail(p->report[1], "pdeathsig",
+				      (hutch_err_set(&err, errno, "prctl"), &err));
 	if (read(p->go[0], &go, 1) != 1)
 		_exit(127); /* supervisor gone or gave up */
 	close(p->go[0]);
 	if (spec->cgroup && spec->cgroup->version && unshare(CLONE_NEWCGROUP) < 0)
-		child_fail(p->report[1], "cgroupns", (hutch_err_set(&err, errno, "unshare"), &err));
+		hutch_cell_child_fail(p->report[1], "cgroupns",
+				      (hutch_err_set(&err, errno, "unshare"), &err));
 	if (hutch_ns_set_identity(&err) < 0)
-		child_fail(p->report[1], "uts", &err);
+		hutch_cell_child_fail(p->report[1], "uts", &err);
 	if (hutch_net_loopback_up(&err) < 0)
-		child_fail(p->report[1], "network", &err);
+		hutch_cell_child_fail(p->report[1], "network", &err);
 	if (hutch_mount_build_root(spec, &err) < 0)
-		child_fail(p->report[1], "rootfs", &err);
+		hutch_cell_child_fail(p->report[1], "rootfs", &err);
 	program = fork();
 	if (program < 0)
-		child_fail(p->report[1], "fork",
-			   (hutch_err_set(&err, errno, "fork program"), &err));
+		hutch_cell_child_fail(p->report[1], "fork",
+				      (hutch_err_set(&err, errno, "fork program"), &err));
 	if (program == 0) {
 		close(p->status[1]);
 		run_program(spec, p->report[1]);
@@ -210,7 +220,7 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pfd, 1, 0) < 0 ||
 	    (pfd.revents & (POLLERR | POLLHUP)))
 		_exit(126);
-	init_wait(p->status[1], program);
+	hutch_cell_init_wait(p->status[1], program);
 }
 
 static void close_pair(int fds[2])

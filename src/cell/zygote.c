@@ -1,0 +1,220 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell/cell.h"
+#include "cell/layer.h"
+#include "cell/zygote.h"
+#include "sys/syscalls.h"
+#include "util/err.h"
+
+/* See zygote.h for the shape. Everything between fork and exec or _exit is
+ * child-only code: async-signal-safe calls, no malloc. */
+
+static _Noreturn void zygote_child(const struct hutch_zygote_spawn *spec, int go_fd)
+{
+	struct hutch_err err = {0, ""};
+	struct hutch_cell_spec root = {.disk_bytes = 64 << 10, .workdir = HUTCH_WORKSPACE};
+	char go;
+
+	hutch_cell_reset_signals();
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || read(go_fd, &go, 1) != 1)
+		_exit(127);
+	close(go_fd);
+	/* The template's root, as a cold cell gets it; the zygote's own
+	 * writable layer stays empty (each child gets a fresh one). */
+	if (hutch_mount_build_root(&root, &err) < 0 ||
+	    (spec->use_userns && hutch_caps_keep_across_exec(&err) < 0)) {
+		(void)!write(2, err.msg, strnlen(err.msg, sizeof(err.msg)));
+		_exit(127);
+	}
+	/* fd 3: the control socket; fd 4: the program, for execveat; no other
+	 * fd of the daemon's enters. Moved high first so none clobbers another. */
+	int ctrl = fcntl(spec->ctrl_fd, F_DUPFD, 10);
+	int exe = fcntl(spec->exe_fd, F_DUPFD, 10);
+	if (ctrl < 0 || exe < 0 || dup2(ctrl, 3) < 0 || dup2(exe, 4) < 0)
+		_exit(127);
+	close_range(5, ~0u, 0);
+	syscall(SYS_execveat, 4, "", spec->argv, spec->envp, AT_EMPTY_PATH);
+	_exit(127);
+}
+
+pid_t hutch_zygote_spawn(const struct hutch_zygote_spawn *spec, int *pidfd, struct hutch_err *err)
+{
+	unsigned long flags = CLONE_NEWNS | (spec->use_userns ? CLONE_NEWUSER : 0);
+	int go[2];
+	pid_t pid;
+	sigset_t all;
+	sigset_t old;
+	char c = 'g';
+
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return hutch_err_set(err, errno, "pipe");
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = hutch_sys_clone(flags);
+	if (pid == 0) {
+		close(go[1]);
+		zygote_child(spec, go[0]);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	close(go[0]);
+	if (pid < 0) {
+		close(go[1]);
+		return hutch_err_set(err, errno, "clone zygote");
+	}
+	*pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if ((spec->use_userns &&
+	     hutch_ns_write_id_maps(pid, spec->outer_uid, spec->outer_gid, err) < 0) ||
+	    write(go[1], &c, 1) != 1) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		close(go[1]);
+		if (*pidfd >= 0)
+			close(*pidfd);
+		return err->code ? -1 : hutch_err_set(err, errno, "start zygote");
+	}
+	close(go[1]);
+	return pid;
+}
+
+/* Keep only the fds in keep[] (and 0-2): the rest go. */
+static void close_all_but(const int *keep, int n)
+{
+	int lo = 3;
+
+	for (;;) {
+		int next = -1;
+		for (int i = 0; i < n; i++)
+			if (keep[i] >= lo && (next < 0 || keep[i] < next))
+				next = keep[i];
+		if (next < 0) {
+			close_range((unsigned)lo, ~0u, 0);
+			return;
+		}
+		if (next > lo)
+			close_range((unsigned)lo, (unsigned)next - 1, 0);
+		lo = next + 1;
+	}
+}
+
+/* B: pid 1 of the child's pid namespace. Never returns (C returns). */
+static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch_err *err)
+{
+	char go;
+	pid_t c;
+
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || read(go_fd, &go, 1) != 1)
+		_exit(127);
+	/* attached by A by now: its cgroup becomes the root of its view */
+	if (spec->cgroup_procs_fds[0] >= 0 && unshare(CLONE_NEWCGROUP) < 0)
+		hutch_cell_child_fail(spec->status_fd, "cgroupns",
+				      (hutch_err_set(err, errno, "unshare"), err));
+	if (hutch_layer_proc("/proc", err) < 0 ||
+	    hutch_layer_writable("", "/run", spec->disk_bytes, err) < 0 ||
+	    umount2("/run", MNT_DETACH) < 0 || hutch_net_loopback_up(err) < 0 ||
+	    hutch_ns_set_identity(err) < 0)
+		_exit(127); /* the daemon sees EOF on status and no ready: sandbox_error */
+	c = fork();
+	if (c < 0)
+		_exit(127);
+	if (c == 0) {
+		int keep[] = {spec->chan_fd};
+		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		close_all_but(keep, 1);
+		return 0;
+	}
+	int keep[] = {spec->status_fd, go_fd};
+	close_all_but(keep, 2);
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	(void)prctl(PR_SET_NAME, "hutch-init", 0, 0, 0);
+	if (hutch_caps_drop_all(spec->use_userns, err) < 0 ||
+	    hutch_seccomp_load(spec->seccomp, err) < 0)
+		_exit(126);
+	/* uid change cleared PDEATHSIG: re-arm, then check A is still there
+	 * (A holds the go pipe's write end until it exits). */
+	struct pollfd pfd = {go_fd, POLLIN, 0};
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pfd, 1, 0) != 0)
+		_exit(126);
+	hutch_cell_init_wait(spec->status_fd, c);
+}
+
+/* A: unshare, fork B, attach it, let it go, report its pid, wait for it.
+ * Returns only in C (0). */
+static pid_t run_a(const struct hutch_zygote_fork *spec, int pid_fd, struct hutch_err *err)
+{
+	unsigned long flags =
+		CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
+	char num[24];
+	int go[2];
+	pid_t b;
+
+	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (unshare((int)flags) < 0 || pipe2(go, O_CLOEXEC) < 0)
+		_exit(127);
+	b = fork();
+	if (b < 0)
+		_exit(127);
+	if (b == 0) {
+		close(go[1]);
+		close(pid_fd);
+		if (run_b(spec, go[0], err) == 0)
+			return 0; /* C: back to the zygote's code, to await a request */
+		_exit(127);
+	}
+	close(go[0]);
+	int n = snprintf(num, sizeof(num), "%d", b);
+	for (int i = 0; i < 8 && spec->cgroup_procs_fds[i] >= 0; i++) {
+		if (write(spec->cgroup_procs_fds[i], num, (size_t)n) != n) {
+			kill(b, SIGKILL);
+			_exit(127);
+		}
+	}
+	if (write(go[1], "g", 1) != 1 || write(pid_fd, &b, sizeof(b)) != sizeof(b))
+		_exit(127);
+	int keep[] = {go[1]};
+	close_all_but(keep, 1);
+	while (waitpid(b, NULL, 0) < 0 && errno == EINTR)
+		;
+	_exit(0);
+}
+
+pid_t hutch_zygote_fork(const struct hutch_zygote_fork *spec, struct hutch_err *err)
+{
+	int pipefd[2];
+	pid_t a;
+	pid_t b = -1;
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return hutch_err_set(err, errno, "pipe");
+	a = fork();
+	if (a < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return hutch_err_set(err, errno, "fork");
+	}
+	if (a == 0) {
+		close(pipefd[0]);
+		return run_a(spec, pipefd[1], err); /* only C returns */
+	}
+	close(pipefd[1]);
+	ssize_t n;
+	do
+		n = read(pipefd[0], &b, sizeof(b));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n != sizeof(b)) {
+		waitpid(a, NULL, 0);
+		return hutch_err_setx(err, ECHILD, "zygote child failed before it started");
+	}
+	return b;
+}

@@ -1,0 +1,55 @@
+/* The engine shared by the cold and fast paths (engine.c). Internal. */
+#ifndef HUTCH_RUN_ENGINE_H
+#define HUTCH_RUN_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cell/cell.h"
+#include "hutch.h"
+#include "run/capture.h"
+
+struct hutch_engine;
+
+struct hutch_engine_ops {
+	const char *path; /* "cold" or "fast", for the result */
+	/* Get the cell's resources: set c->cg (version 0 when none) and call
+	 * hutch_engine_fill_enforced; on failure call hutch_engine_fail and
+	 * return -1. */
+	int (*acquire)(struct hutch_engine *c);
+	/* Start the program with these stdio fds: fill c->cell (pidfd to kill,
+	 * report_fd to read setup's outcome from, status_fd for init's report). */
+	int (*start)(struct hutch_engine *c, int stdin_fd, int out_w, int err_w,
+		     struct hutch_err *err);
+	/* Give back what acquire took (after accounting). */
+	int (*release)(struct hutch_engine *c, struct hutch_err *err);
+	void *data;
+};
+
+struct hutch_engine {
+	const struct hutch_engine_ops *ops;
+	const struct hutch_exec_request *req;
+	struct hutch_exec_result *res;
+	struct hutch_cgroup cg;
+	struct hutch_cell cell;
+	struct hutch_capture out;
+	struct hutch_capture err;
+	int out_fd;
+	int err_fd;
+	uint64_t deadline_us;
+	bool timed_out;
+	bool cpu_exceeded;
+	bool output_killed;
+	bool init_exited;
+	bool have_status;
+	struct hutch_cell_report report;
+	void *slot; /* the path's own per-run state (a pool entry) */
+};
+
+int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec_request *req,
+		     const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
+		     struct hutch_err *err);
+void hutch_engine_fail(struct hutch_exec_result *res, const char *step, const struct hutch_err *e);
+void hutch_engine_fill_enforced(struct hutch_engine *c, const char *note);
+
+#endif

@@ -1,0 +1,217 @@
+/* hutch-zygote: started by the daemon's pool inside a prepared cell (the
+ * template's root, its own mount namespace), never by hand.
+ *
+ *   fd 3    the control socket (SOCK_SEQPACKET): 'F' messages ask for a
+ *           child; each answer is a struct hutch_zmsg_forked.
+ *   argv    hutch-zygote [PRELOAD_MODULES]   (comma-separated)
+ *
+ * A child (C in src/cell/zygote.h) waits on its channel for one request,
+ * runs it — Python in the warm interpreter, anything else by execve — and
+ * exits. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cell/cell.h"
+#include "cell/layer.h"
+#include "cell/zygote.h"
+#include "run/lang.h"
+#include "run/path.h"
+#include "run/runner.h"
+#include "run/zproto.h"
+#include "util/err.h"
+#include "util/fdpass.h"
+#include "util/mem.h"
+#include "zygote/zygote.h"
+
+#define CTRL_FD 3
+
+static const struct hutch_seccomp_prog *seccomp_prog;
+
+static _Noreturn void fail(int chan, const char *step, struct hutch_err *err)
+{
+	hutch_cell_child_fail(chan, step, err);
+}
+
+static char *read_all(int fd, size_t *len)
+{
+	struct stat st;
+	char *buf;
+	size_t done = 0;
+
+	if (fstat(fd, &st) < 0 || st.st_size < 0 || st.st_size > (1ll << 34))
+		return NULL;
+	buf = hutch_xmalloc((size_t)st.st_size + 1);
+	while (done < (size_t)st.st_size) {
+		ssize_t n = pread(fd, buf + done, (size_t)st.st_size - done, (off_t)done);
+		if (n <= 0) {
+			free(buf);
+			return NULL;
+		}
+		done += (size_t)n;
+	}
+	buf[done] = '\0';
+	*len = done;
+	return buf;
+}
+
+/* Everything the cold path's program does between fork and execve, in C. */
+static void prepare(int chan, const struct hutch_exec_request *req,
+		    const struct hutch_zmsg_run *msg, const int *stdio)
+{
+	struct hutch_err err = {0, ""};
+	char workdir[1100] = HUTCH_WORKSPACE;
+	size_t nfiles = 0;
+	struct hutch_file *files = hutch_runner_build_files(req, &nfiles);
+	const struct hutch_limits *l = &req->limits;
+	struct hutch_cell_rlimits rl = {
+		.file_bytes = l->file_bytes,
+		.cpu_sec = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + (msg->has_cgroup ? 1 : 0) : 0,
+		.data_bytes = msg->has_cgroup ? 0 : l->memory_bytes,
+		.nproc = msg->has_cgroup ? 0 : l->pids,
+	};
+
+	if (req->workdir)
+		(void)hutch_sandbox_path(req->workdir, workdir, sizeof(workdir), 1, NULL);
+	if (l->disk_bytes != msg->default_disk &&
+	    hutch_layer_resize(HUTCH_WORKSPACE, l->disk_bytes, &err) < 0)
+		fail(chan, "rootfs", &err);
+	if (hutch_layer_place(HUTCH_WORKSPACE, files, nfiles, workdir, &err) < 0)
+		fail(chan, "files", &err);
+	if (setsid() < 0)
+		fail(chan, "setsid", (hutch_err_set(&err, errno, "setsid"), &err));
+	for (int i = 0; i < 3; i++)
+		if (dup2(stdio[i], i) < 0)
+			fail(chan, "stdio", (hutch_err_set(&err, errno, "dup2"), &err));
+	if (chan > 3)
+		close_range(3, (unsigned)chan - 1, 0);
+	close_range((unsigned)chan + 1, ~0u, 0);
+	if (chdir(workdir) < 0)
+		fail(chan, "workdir", (hutch_err_set(&err, errno, "chdir '%s'", workdir), &err));
+	if (hutch_rlimit_apply(&rl, &err) < 0)
+		fail(chan, "rlimit", &err);
+	/* uid 0 only when hutch runs as root; a user namespace otherwise */
+	if (hutch_caps_drop_all(geteuid() != 0, &err) < 0)
+		fail(chan, "capabilities", &err);
+	if (hutch_landlock_apply(&err) < 0)
+		fail(chan, "landlock", &err);
+	if (hutch_seccomp_load(seccomp_prog, &err) < 0)
+		fail(chan, "seccomp", &err);
+}
+
+/* C: one request, then exit. */
+static _Noreturn void serve_child(int chan)
+{
+	struct hutch_zmsg_run msg;
+	struct hutch_exec_request req;
+	struct hutch_err err = {0, ""};
+	int fds[4];
+	int nfds = 0;
+	size_t len = 0;
+	char *json;
+
+	(void)prctl(PR_SET_NAME, "hutch-cell", 0, 0, 0);
+	ssize_t n = hutch_recv_fds(chan, &msg, sizeof(msg), fds, 4, &nfds);
+	if (n != (ssize_t)sizeof(msg) || msg.cmd != 'R' || nfds != 4)
+		_exit(127); /* the pool gave up on us */
+	json = read_all(fds[3], &len);
+	close(fds[3]);
+	hutch_request_init(&req);
+	if (!json || hutch_request_from_json(&req, json, len, &err) < 0)
+		fail(chan, "request", &err);
+	free(json);
+	prepare(chan, &req, &msg, fds);
+	char **argv = hutch_runner_build_argv(&req);
+	char **envp = hutch_runner_build_env(&req);
+	const struct hutch_lang *lang = req.language ? hutch_lang_find(req.language) : NULL;
+	if (lang && strcmp(lang->name, "python") == 0) {
+		/* In the warm interpreter: argv[1] is the placed file. */
+		if (write(chan, "r", 1) != 1)
+			_exit(127);
+		close(chan);
+		_exit(hutch_zygote_python_run(argv[1], argv + 2, envp));
+	}
+	/* Anything else: the prepared cell, a fresh program (the channel is
+	 * close-on-exec: EOF tells the pool the program started). */
+	execvpe(argv[0], argv, envp);
+	hutch_err_set(&err, errno, "execute '%s'", argv[0]);
+	fail(chan, "exec", &err);
+}
+
+static void handle_fork(const struct hutch_zmsg_fork *msg, int *fds, int nfds)
+{
+	struct hutch_zmsg_forked reply = {'P', -1, {0, ""}};
+	struct hutch_zygote_fork spec = {.disk_bytes = msg->disk_bytes,
+					 .use_userns = geteuid() != 0,
+					 .seccomp = seccomp_prog};
+	pid_t pid = -1;
+
+	for (int i = 0; i < 8; i++)
+		spec.cgroup_procs_fds[i] = -1;
+	if (nfds < 2 || msg->ncg + 2 != nfds || msg->ncg > 7) {
+		hutch_err_setx(&reply.err, EINVAL, "bad fork message");
+	} else {
+		spec.chan_fd = fds[0];
+		spec.status_fd = fds[1];
+		for (int i = 0; i < msg->ncg; i++)
+			spec.cgroup_procs_fds[i] = fds[2 + i];
+		hutch_zygote_python_before_fork();
+		pid = hutch_zygote_fork(&spec, &reply.err);
+		if (pid == 0) {
+			hutch_zygote_python_after_fork(1);
+			serve_child(spec.chan_fd);
+		}
+		hutch_zygote_python_after_fork(0);
+		reply.pid = pid;
+	}
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	(void)hutch_send_fds(CTRL_FD, &reply, sizeof(reply), NULL, 0);
+}
+
+int main(int argc, char **argv)
+{
+	struct hutch_err err = {0, ""};
+	char msg[256];
+
+	/* The zygote is never interesting to read: no core, no ptrace. */
+	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	seccomp_prog = hutch_seccomp_profile(&err);
+	if (!seccomp_prog) {
+		fprintf(stderr, "hutch-zygote: %s\n", err.msg);
+		return 1;
+	}
+	if (hutch_zygote_python_init(argc > 1 ? argv[1] : "", msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "hutch-zygote: %s\n", msg);
+		return 1;
+	}
+	for (;;) {
+		struct hutch_zmsg_fork m;
+		int fds[HUTCH_ZMSG_MAX_FDS];
+		int nfds = 0;
+		ssize_t n;
+
+		while (waitpid(-1, NULL, WNOHANG) > 0)
+			; /* reap the A processes whose B has exited */
+		n = hutch_recv_fds(CTRL_FD, &m, sizeof(m), fds, HUTCH_ZMSG_MAX_FDS, &nfds);
+		if (n == 0)
+			return 0; /* the pool is gone */
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return 1;
+		}
+		if (n == (ssize_t)sizeof(m) && m.cmd == 'F') {
+			handle_fork(&m, fds, nfds);
+		} else {
+			for (int i = 0; i < nfds; i++)
+				close(fds[i]);
+		}
+	}
+}
