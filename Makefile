@@ -17,7 +17,8 @@ WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat
 # -Wno-format-truncation: fixed buffers (error messages, paths in the child
 # after clone) truncate on purpose; path builders check the return value.
 CFLAGS ?= -g -O2
-BASE_CFLAGS := -std=gnu17 -D_GNU_SOURCE $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
+PREFIX ?= /usr/local
+BASE_CFLAGS := -std=gnu17 -D_GNU_SOURCE -DHUTCH_LIBEXECDIR='"$(PREFIX)/libexec/hutch"' $(WARN) -Iinclude -Isrc $(PKG_CFLAGS) -MMD -MP
 LDLIBS := $(PKG_LIBS) -lm -lpthread
 
 ifeq ($(SAN),)
@@ -39,22 +40,28 @@ endif
 GCC_ONLY = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 ALL_CFLAGS = $(BASE_CFLAGS) $(GCC_ONLY) $(HARDEN) $(CFLAGS)
 
-LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c)
+LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c src/api/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
+# The zygote embeds CPython: only it links libpython (python3-embed).
+ZYGOTE_SRC := $(wildcard src/zygote/*.c)
+PY_CFLAGS := $(shell pkg-config --cflags python3-embed 2>/dev/null)
+PY_LIBS := $(shell pkg-config --libs python3-embed 2>/dev/null || echo -lpython3.11)
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 FUZZ_TARGETS := $(patsubst fuzz/fuzz-%.c,%,$(wildcard fuzz/fuzz-*.c))
 
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libhutch.a
 HUTCH := $(BUILD)/hutch
+ZYGOTE := $(BUILD)/hutch-zygote
 PROBE := build/probe
 REPLAY := $(BUILD)/fuzz-replay
 
 .PHONY: all check check-unit check-v2 demo lint format fuzz fuzz-smoke bench clean deps install
 
-all: $(HUTCH) $(LIB) $(BUILD)/hutch.pc $(PROBE) $(UNIT_BIN) $(REPLAY)
+all: $(HUTCH) $(ZYGOTE) $(LIB) $(BUILD)/hutch.pc $(PROBE) $(UNIT_BIN) $(REPLAY)
 
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
@@ -72,6 +79,24 @@ $(LIB): $(LIB_OBJ)
 $(HUTCH): $(CLI_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDHARDEN) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+
+# The zygote runs untrusted code under memory limits: never sanitized (ASan
+# reserves terabytes of address space). Sanitized builds use a copy.
+build/obj/src/zygote/%.o: src/zygote/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)gcc $(BASE_CFLAGS) -Wno-format-truncation $(PY_CFLAGS) -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE -g -O2 -c $< -o $@
+
+ifeq ($(SAN),)
+$(ZYGOTE): $(ZYGOTE_OBJ) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)gcc -pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $(ZYGOTE_OBJ) $(LIB) $(LDLIBS) $(PY_LIBS)
+else
+$(ZYGOTE): FORCE
+	$(MAKE) SAN= build/hutch-zygote
+	cp build/hutch-zygote $@
+endif
+FORCE:
 
 $(BUILD)/hutch.pc: scripts/hutch.pc.in
 	@mkdir -p $(dir $@)
@@ -94,8 +119,9 @@ $(REPLAY): fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDHARDEN) -o $@ fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB) $(LDLIBS)
 
 PREFIX ?= /usr/local
-install: $(HUTCH) $(LIB) $(BUILD)/hutch.pc
+install: $(HUTCH) $(ZYGOTE) $(LIB) $(BUILD)/hutch.pc
 	install -D -m 0755 $(HUTCH) $(DESTDIR)$(PREFIX)/bin/hutch
+	install -D -m 0755 $(ZYGOTE) $(DESTDIR)$(PREFIX)/libexec/hutch/hutch-zygote
 	install -D -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhutch.a
 	install -D -m 0644 include/hutch.h $(DESTDIR)$(PREFIX)/include/hutch.h
 	install -D -m 0644 $(BUILD)/hutch.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/hutch.pc
@@ -148,10 +174,18 @@ fuzz-smoke: fuzz
 		build/fuzz/$$t -max_total_time=60 build/fuzz/corpus-$$t fuzz/corpus/$$t || exit 1; \
 	done
 
-bench: deps all
+# bench/run.sh: hutch's fast and cold paths beside bubblewrap, rlimits, plain python3
+# and Docker (BENCH_N=20 for a quick look; `bench/run.sh soak N` for the leak soak).
+BENCH_CLIENT := build/bench-client
+$(BENCH_CLIENT): bench/client.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu17 -D_GNU_SOURCE $(WARN) -O2 $(shell pkg-config --cflags jansson 2>/dev/null) \
+		-o $@ $< $(shell pkg-config --libs jansson 2>/dev/null || echo -ljansson) -lpthread
+
+bench: deps all $(BENCH_CLIENT)
 	bench/run.sh
 
 clean:
 	rm -rf build
 
--include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(ZYGOTE_OBJ:.o=.d)

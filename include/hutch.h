@@ -202,6 +202,9 @@ int hutch_request_validate(const struct hutch_exec_request *req, struct hutch_er
 int hutch_request_from_json(struct hutch_exec_request *req, const char *json, size_t len,
 			    struct hutch_err *err);
 
+/* The ExecRequest as JSON (caller frees); hutch_request_from_json reads it. */
+char *hutch_request_to_json(const struct hutch_exec_request *req);
+
 /* Run a request in a fresh sandbox on the cold path. Returns -1 only when
  * the request is invalid; every other outcome, including a sandbox that
  * failed to set up (status sandbox_error), is a result. */

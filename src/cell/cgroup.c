@@ -290,6 +290,16 @@ out_destroy:
 	return -1;
 }
 
+int hutch_cgroup_set_limits(struct hutch_cgroup *cg, const struct hutch_limits *lim,
+			    struct hutch_err *err)
+{
+	if (cg->version == 2)
+		return apply_v2(cg, lim, err);
+	if (cg->version == 1)
+		return apply_v1(cg, lim, err);
+	return 0;
+}
+
 int hutch_cgroup_attach(const struct hutch_cgroup *cg, pid_t pid, struct hutch_err *err)
 {
 	char num[32];

@@ -45,6 +45,10 @@ int hutch_cgroup_backend(char *note, size_t note_size);
  * err when they are available but creating failed. */
 int hutch_cgroup_create(struct hutch_cgroup *cg, const char *name, const struct hutch_limits *lim,
 			char *note, size_t note_size, struct hutch_err *err);
+/* Set memory, pids and cpu limits of an existing cgroup (pool cells get the
+ * request's limits just before they run it). */
+int hutch_cgroup_set_limits(struct hutch_cgroup *cg, const struct hutch_limits *lim,
+			    struct hutch_err *err);
 int hutch_cgroup_attach(const struct hutch_cgroup *cg, pid_t pid, struct hutch_err *err);
 /* CPU time used so far (µs), or 0 when not available. */
 uint64_t hutch_cgroup_cpu_us(const struct hutch_cgroup *cg);

@@ -6,6 +6,7 @@
 #define HUTCH_EXIT_SANDBOX 125 /* hutch itself failed: bad usage or sandbox set-up */
 
 int hutch_cmd_run(int argc, char **argv);
+int hutch_cmd_daemon(int argc, char **argv);
 
 /* Read a whole file ("-" for stdin) into memory, at most max bytes. Regular
  * files, pipes and terminals only. Returns -1 with err filled. */

@@ -33,6 +33,8 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "run") == 0)
 		return hutch_cmd_run(argc - 1, argv + 1);
+	if (strcmp(argv[1], "daemon") == 0)
+		return hutch_cmd_daemon(argc - 1, argv + 1);
 	fprintf(stderr, "hutch: unknown command '%s'\n%s", argv[1], usage);
 	return HUTCH_EXIT_SANDBOX;
 }

@@ -1,11 +1,14 @@
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "api/client.h"
+#include "api/sockpath.h"
 #include "cli/cli.h"
 #include "hutch.h"
 #include "util/err.h"
@@ -37,7 +40,8 @@ static const char run_usage[] =
 	"  --template NAME        root filesystem template (default and only: host)\n"
 	"  --net POLICY           network policy (default and only: none)\n"
 	"  --label KEY=VALUE      echoed in the result (repeatable)\n"
-	"  --cold                 do not use a daemon (the only path for now)\n"
+	"  --cold                 do not use a running daemon (the fast path); build\n"
+	"                         the sandbox from scratch (the cold path)\n"
 	"  --log-level LEVEL      error, warn, info or debug\n"
 	"  -h, --help             show this help\n"
 	"\n"
@@ -399,6 +403,76 @@ static void explain(const struct hutch_exec_result *res)
 	}
 }
 
+/* The few fields of an ExecResult JSON the CLI needs for its exit status
+ * and messages (the daemon's answer). */
+static void result_from_json(const char *text, struct hutch_exec_result *res)
+{
+	json_t *o = json_loads(text, 0, NULL);
+	const char *status = json_string_value(json_object_get(o, "status"));
+	json_t *se = json_object_get(o, "sandbox_error");
+	json_t *lim = json_object_get(o, "limits");
+
+	memset(res, 0, sizeof(*res));
+	res->exit_code = -1;
+	for (int s = HUTCH_STATUS_OK; s <= HUTCH_STATUS_SANDBOX_ERROR; s++)
+		if (status && strcmp(status, hutch_status_name((enum hutch_status)s)) == 0)
+			res->status = (enum hutch_status)s;
+	if (json_is_integer(json_object_get(o, "exit_code")))
+		res->exit_code = (int)json_integer_value(json_object_get(o, "exit_code"));
+	res->signal = (int)json_integer_value(json_object_get(o, "signal"));
+	snprintf(res->limit_hit, sizeof(res->limit_hit), "%s",
+		 json_string_value(json_object_get(o, "limit_hit"))
+			 ? json_string_value(json_object_get(o, "limit_hit"))
+			 : "");
+	res->limits.wall_ms = (uint64_t)json_integer_value(
+		json_object_get(json_object_get(lim, "wall_ms"), "value"));
+	res->limits.cpu_ms = (uint64_t)json_integer_value(
+		json_object_get(json_object_get(lim, "cpu_ms"), "value"));
+	res->limits.memory_bytes = (uint64_t)json_integer_value(
+		json_object_get(json_object_get(lim, "memory_bytes"), "value"));
+	res->limits.output_bytes = (uint64_t)json_integer_value(
+		json_object_get(json_object_get(lim, "output_bytes"), "value"));
+	if (se) {
+		const char *step = json_string_value(json_object_get(se, "step"));
+		const char *msg = json_string_value(json_object_get(se, "message"));
+		snprintf(res->failed_step, sizeof(res->failed_step), "%s", step ? step : "?");
+		snprintf(res->failed_msg, sizeof(res->failed_msg), "%s", msg ? msg : "?");
+	}
+	json_decref(o);
+}
+
+/* Through a daemon, when one is reachable: -1 means "none, go cold". */
+static int run_via_daemon(struct run_opts *o, const struct hutch_run_hooks *hooks)
+{
+	char path[512];
+	struct hutch_err err;
+	struct hutch_exec_result res;
+	char *json;
+	int fd;
+	int code;
+
+	hutch_socket_path(NULL, path, sizeof(path));
+	fd = hutch_client_connect(path);
+	if (fd < 0)
+		return -1;
+	json = hutch_client_run(fd, &o->req, o->json ? NULL : hooks, &err);
+	close(fd);
+	if (!json) {
+		fprintf(stderr, "hutch run: %s\n", err.msg);
+		return HUTCH_EXIT_SANDBOX;
+	}
+	result_from_json(json, &res);
+	if (o->json) {
+		write_all(1, json, strlen(json));
+		write_all(1, "\n", 1);
+	} else {
+		explain(&res);
+	}
+	free(json);
+	code = exit_code_of(&res);
+	return code;
+}
+
 int hutch_cmd_run(int argc, char **argv)
 {
 	struct run_opts o;
@@ -415,6 +489,20 @@ int hutch_cmd_run(int argc, char **argv)
 	}
 	/* A closed reader of our stdout must not kill us mid-teardown. */
 	signal(SIGPIPE, SIG_IGN);
+	if (!o.req.want_cold) {
+		/* the request is checked here first, so bad input reads the same
+		 * on both paths and never reaches the daemon */
+		if (hutch_request_validate(&o.req, &err) < 0) {
+			fprintf(stderr, "hutch run: %s\n", err.msg);
+			hutch_request_release(&o.req);
+			return HUTCH_EXIT_SANDBOX;
+		}
+		code = run_via_daemon(&o, &hooks);
+		if (code >= 0) {
+			hutch_request_release(&o.req);
+			return code;
+		}
+	}
 	if (hutch_run(&o.req, o.json ? NULL : &hooks, &res, &err) < 0) {
 		fprintf(stderr, "hutch run: %s\n", err.msg);
 		hutch_request_release(&o.req);

@@ -221,9 +221,11 @@ static int parse_field(const char *key, json_t *v, struct hutch_exec_request *re
 {
 	if (strcmp(key, "language") == 0)
 		return get_cstr(v, key, &req->language, err);
-	if (strcmp(key, "code") == 0) {
+	if (strcmp(key, "code") == 0 || strcmp(key, "code_base64") == 0) {
 		unsigned char *code = NULL;
-		if (get_bytes(v, key, false, &code, &req->code_len, err) < 0)
+		if (req->code)
+			return hutch_err_setx(err, EINVAL, "give code or code_base64, not both");
+		if (get_bytes(v, key, key[4] == '_', &code, &req->code_len, err) < 0)
 			return -1;
 		free(req->code);
 		req->code = hutch_xrealloc(code, req->code_len + 1);

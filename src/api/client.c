@@ -1,0 +1,87 @@
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "api/client.h"
+#include "api/frame.h"
+#include "util/err.h"
+
+int hutch_client_connect(const char *path)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/* {"error": {"code": ..., "message": ...}} -> err; true if it was one */
+static bool is_error(const char *json, size_t len, struct hutch_err *err)
+{
+	json_t *o = json_loadb(json, len, 0, NULL);
+	json_t *e = o ? json_object_get(o, "error") : NULL;
+	bool yes = e && json_is_object(e);
+
+	if (yes) {
+		const char *msg = json_string_value(json_object_get(e, "message"));
+		hutch_err_setx(err, EINVAL, "%s", msg ? msg : "the daemon refused the request");
+	}
+	json_decref(o);
+	return yes;
+}
+
+char *hutch_client_run(int fd, const struct hutch_exec_request *req,
+		       const struct hutch_run_hooks *hooks, struct hutch_err *err)
+{
+	char *json = hutch_request_to_json(req);
+	int rc;
+
+	if (!json) {
+		hutch_err_setx(err, ENOMEM, "cannot encode the request");
+		return NULL;
+	}
+	rc = hutch_frame_write(fd, hooks ? 'S' : 'Q', json, strlen(json));
+	free(json);
+	if (rc < 0) {
+		hutch_err_set(err, errno, "send to the daemon");
+		return NULL;
+	}
+	for (;;) {
+		char type;
+		char *payload;
+		size_t len;
+		rc = hutch_frame_read(fd, &type, &payload, &len, err);
+		if (rc <= 0) {
+			if (rc == 0)
+				hutch_err_setx(err, EPIPE, "the daemon closed the connection");
+			return NULL;
+		}
+		if (type == 'R') {
+			if (is_error(payload, len, err)) {
+				free(payload);
+				return NULL;
+			}
+			return payload;
+		}
+		if ((type == 'O' || type == 'E') && hooks && hooks->on_output)
+			hooks->on_output(hooks->ctx, type == 'E' ? 2 : 1, payload, len);
+		free(payload);
+	}
+}

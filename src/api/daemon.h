@@ -1,0 +1,19 @@
+/* The daemon: zygotes and pools behind a unix socket (docs/daemon.md). */
+#ifndef HUTCH_API_DAEMON_H
+#define HUTCH_API_DAEMON_H
+
+#include "hutch.h"
+
+struct hutch_daemon_opts {
+	const char *socket_path; /* resolved (see sockpath.h) */
+	const char *state_dir;	 /* reserved for sessions */
+	const char *preload;	 /* Python modules the zygote imports up front */
+	unsigned pool_min;
+	unsigned pool_max;
+	void (*on_ready)(const char *socket_path);
+};
+
+/* Serve until SIGTERM, SIGINT or SIGHUP. Returns 0, or -1 with err. */
+int hutch_daemon_main(const struct hutch_daemon_opts *o, struct hutch_err *err);
+
+#endif

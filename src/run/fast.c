@@ -1,0 +1,119 @@
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "run/engine.h"
+#include "run/fast.h"
+#include "run/zproto.h"
+#include "util/err.h"
+#include "util/fdpass.h"
+#include "util/mem.h"
+
+/*
+ * The fast path: the same engine as the cold path (engine.c), but the cell
+ * is taken ready-made from a pool (namespaces, /proc, writable tmpfs, cgroup
+ * and loopback already set up by a zygote's child), so what is left on the
+ * critical path is: set the request's cgroup limits, hand the child its
+ * stdio and the request, and let it place files, drop privileges and run.
+ */
+
+static int acquire(struct hutch_engine *c)
+{
+	struct hutch_pool *pool = c->ops->data;
+	struct hutch_pool_entry *e = hutch_xcalloc(1, sizeof(*e));
+	struct hutch_err err;
+
+	if (hutch_pool_take(pool, e, &err) < 0) {
+		free(e);
+		hutch_engine_fail(c->res, "pool", &err);
+		return -1;
+	}
+	c->slot = e;
+	c->cg = e->cg;
+	e->cg.version = 0; /* the engine owns it now (released in release()) */
+	if (hutch_cgroup_set_limits(&c->cg, &c->req->limits, &err) < 0) {
+		hutch_engine_fail(c->res, "cgroup", &err);
+		return -1;
+	}
+	hutch_engine_fill_enforced(c, e->cg_note);
+	return 0;
+}
+
+static int request_memfd(const struct hutch_exec_request *req, struct hutch_err *err)
+{
+	char *json = hutch_request_to_json(req);
+	size_t len = json ? strlen(json) : 0;
+	int fd = memfd_create("hutch-request", MFD_CLOEXEC);
+
+	if (fd < 0 || !json) {
+		free(json);
+		if (fd >= 0)
+			close(fd);
+		return hutch_err_set(err, fd < 0 ? errno : ENOMEM, "request memfd");
+	}
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, json + done, len - done);
+		if (n <= 0 && errno != EINTR) {
+			free(json);
+			close(fd);
+			return hutch_err_set(err, errno, "write request memfd");
+		}
+		if (n > 0)
+			done += (size_t)n;
+	}
+	free(json);
+	return fd;
+}
+
+static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, struct hutch_err *err)
+{
+	struct hutch_pool_entry *e = c->slot;
+	struct hutch_zmsg_run msg = {'R', (uint8_t)(c->cg.version != 0), {0}, e->disk_bytes};
+	int req_fd = request_memfd(c->req, err);
+	int fds[4] = {stdin_fd, out_w, err_w, req_fd};
+
+	if (req_fd < 0)
+		return -1;
+	int rc = hutch_send_fds(e->chan, &msg, sizeof(msg), fds, 4);
+	close(req_fd);
+	if (rc < 0)
+		return hutch_err_set(err, errno, "hand the request to the cell");
+	/* The engine owns these now: kill via pidfd, setup outcome on the
+	 * channel, init's report on the status pipe. */
+	c->cell.pid = e->pid;
+	c->cell.pidfd = e->pidfd;
+	c->cell.report_fd = e->chan;
+	c->cell.status_fd = e->status_fd;
+	e->pidfd = e->chan = e->status_fd = -1;
+	return 0;
+}
+
+static int release(struct hutch_engine *c, struct hutch_err *err)
+{
+	struct hutch_pool_entry *e = c->slot;
+	int rc = c->cg.version ? hutch_cgroup_destroy(&c->cg, err) : 0;
+
+	if (e) {
+		hutch_pool_entry_release(e);
+		free(e);
+		c->slot = NULL;
+	}
+	return rc;
+}
+
+int hutch_run_fast(struct hutch_pool *pool, const struct hutch_exec_request *req,
+		   const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
+		   struct hutch_err *err)
+{
+	const struct hutch_engine_ops ops = {
+		.path = "fast",
+		.acquire = acquire,
+		.start = start,
+		.release = release,
+		.data = pool,
+	};
+
+	return hutch_engine_run(&ops, req, hooks, res, err);
+}

@@ -1,0 +1,370 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cell/zygote.h"
+#include "run/pool.h"
+#include "run/zproto.h"
+#include "util/err.h"
+#include "util/fdpass.h"
+#include "util/log.h"
+#include "util/mem.h"
+
+#ifndef HUTCH_LIBEXECDIR
+#define HUTCH_LIBEXECDIR "/usr/local/libexec/hutch"
+#endif
+
+/* The default writable layer a pool cell is made with; a request asking for
+ * another size gets its tmpfs resized before it starts (no new cell). */
+#define POOL_DISK HUTCH_DEFAULT_DISK
+
+struct hutch_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t wake;
+	pthread_mutex_t zmu; /* one conversation with the zygote at a time */
+	struct hutch_pool_entry *ready;
+	unsigned nready;
+	unsigned min;
+	unsigned max;
+	unsigned target;
+	bool stopping;
+	pthread_t refiller;
+	bool has_refiller;
+	int ctrl; /* our end of the zygote's control socket */
+	pid_t zpid;
+	int zpidfd;
+	char preload[512];
+	uint64_t seq;
+	uint64_t served;
+	uint64_t misses;
+	uint64_t forks;
+	time_t last_miss;
+};
+
+static int find_zygote(char *out, size_t size)
+{
+	const char *env = getenv("HUTCH_ZYGOTE");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(out, size, "%s", env);
+		return access(out, X_OK);
+	}
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = '\0';
+		char *slash = strrchr(self, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(out, size, "%s/hutch-zygote", self);
+			if (access(out, X_OK) == 0)
+				return 0;
+		}
+	}
+	snprintf(out, size, "%s/hutch-zygote", HUTCH_LIBEXECDIR);
+	return access(out, X_OK);
+}
+
+static int start_zygote(struct hutch_pool *p, struct hutch_err *err)
+{
+	char path[PATH_MAX];
+	char *argv[] = {"hutch-zygote", p->preload, NULL};
+	/* the zygote's environment: nothing of ours (DESIGN: no host secrets) */
+	char *envp[] = {"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			"HOME=/workspace", "LANG=C.UTF-8", "TMPDIR=/tmp", NULL};
+	int sv[2];
+	int exe;
+
+	if (find_zygote(path, sizeof(path)) < 0)
+		return hutch_err_setx(err, ENOENT,
+				      "hutch-zygote not found (beside hutch, in " HUTCH_LIBEXECDIR
+				      ", or $HUTCH_ZYGOTE)");
+	exe = open(path, O_PATH | O_CLOEXEC);
+	if (exe < 0)
+		return hutch_err_set(err, errno, "open '%s'", path);
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		close(exe);
+		return hutch_err_set(err, errno, "socketpair");
+	}
+	struct hutch_zygote_spawn spec = {
+		.use_userns = geteuid() != 0,
+		.outer_uid = getuid(),
+		.outer_gid = getgid(),
+		.exe_fd = exe,
+		.argv = argv,
+		.envp = envp,
+		.ctrl_fd = sv[1],
+	};
+	p->zpid = hutch_zygote_spawn(&spec, &p->zpidfd, err);
+	close(exe);
+	close(sv[1]);
+	if (p->zpid < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	p->ctrl = sv[0];
+	return 0;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void hutch_pool_entry_release(struct hutch_pool_entry *e)
+{
+	if (e->pidfd >= 0)
+		(void)pidfd_send_signal(e->pidfd, SIGKILL, NULL, 0);
+	if (e->cg.version)
+		hutch_cgroup_destroy(&e->cg, NULL);
+	close_fd(&e->pidfd);
+	close_fd(&e->chan);
+	close_fd(&e->status_fd);
+}
+
+/* Open cgroup.procs of each hierarchy of cg, for the zygote's A to attach B. */
+static int open_procs(const struct hutch_cgroup *cg, int *fds, int max)
+{
+	char path[PATH_MAX + 16];
+	int n = 0;
+
+	for (int i = 0; i < HUTCH_CG_NCTL && n < max; i++) {
+		if (!cg->dirs[i][0])
+			continue;
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cg->dirs[i]);
+		fds[n] = open(path, O_WRONLY | O_CLOEXEC);
+		if (fds[n] < 0) {
+			while (n-- > 0)
+				close(fds[n]);
+			return -1;
+		}
+		n++;
+	}
+	return n;
+}
+
+/* Ask the zygote for one cell. */
+static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct hutch_err *err)
+{
+	struct hutch_limits defaults = {.memory_bytes = HUTCH_DEFAULT_MEMORY,
+					.pids = HUTCH_DEFAULT_PIDS};
+	struct hutch_zmsg_fork msg = {'F', 0, {0}, POOL_DISK};
+	struct hutch_zmsg_forked reply;
+	int chan[2] = {-1, -1};
+	int status[2] = {-1, -1};
+	int fds[2 + HUTCH_CG_NCTL];
+	char name[64];
+	int ncg = 0;
+	int nfds = 0;
+
+	memset(e, 0, sizeof(*e));
+	e->pidfd = e->chan = e->status_fd = -1;
+	e->disk_bytes = POOL_DISK;
+	pthread_mutex_lock(&p->mu);
+	snprintf(name, sizeof(name), "%d.z%llu", getpid(), (unsigned long long)++p->seq);
+	pthread_mutex_unlock(&p->mu);
+	if (hutch_cgroup_create(&e->cg, name, &defaults, e->cg_note, sizeof(e->cg_note), err) < 0)
+		return -1;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0 ||
+	    pipe2(status, O_CLOEXEC) < 0) {
+		hutch_err_set(err, errno, "socketpair");
+		goto out_fail;
+	}
+	fds[0] = chan[1];
+	fds[1] = status[1];
+	ncg = e->cg.version ? open_procs(&e->cg, fds + 2, HUTCH_CG_NCTL) : 0;
+	if (ncg < 0) {
+		hutch_err_set(err, errno, "open cgroup.procs");
+		goto out_fail;
+	}
+	msg.ncg = (uint8_t)ncg;
+	pthread_mutex_lock(&p->zmu);
+	ssize_t n = -1;
+	if (hutch_send_fds(p->ctrl, &msg, sizeof(msg), fds, 2 + ncg) == 0)
+		n = hutch_recv_fds(p->ctrl, &reply, sizeof(reply), NULL, 0, &nfds);
+	pthread_mutex_unlock(&p->zmu);
+	for (int i = 2; i < 2 + ncg; i++)
+		close(fds[i]);
+	close_fd(&chan[1]);
+	close_fd(&status[1]);
+	if (n != (ssize_t)sizeof(reply) || reply.pid <= 0) {
+		if (n == (ssize_t)sizeof(reply))
+			*err = reply.err;
+		else
+			hutch_err_setx(err, EPIPE, "the zygote is gone");
+		goto out_fail;
+	}
+	e->pid = reply.pid;
+	e->pidfd = pidfd_open(e->pid, 0);
+	e->chan = chan[0];
+	e->status_fd = status[0];
+	if (e->pidfd < 0) {
+		hutch_err_set(err, errno, "pidfd_open");
+		hutch_pool_entry_release(e);
+		return -1;
+	}
+	pthread_mutex_lock(&p->mu);
+	p->forks++;
+	pthread_mutex_unlock(&p->mu);
+	return 0;
+
+out_fail:
+	close_fd(&chan[0]);
+	close_fd(&chan[1]);
+	close_fd(&status[0]);
+	close_fd(&status[1]);
+	hutch_cgroup_destroy(&e->cg, NULL);
+	return -1;
+}
+
+static void *refill_main(void *arg)
+{
+	struct hutch_pool *p = arg;
+	struct hutch_err err;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping) {
+		if (p->nready >= p->target) {
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 10;
+			if (pthread_cond_timedwait(&p->wake, &p->mu, &until) == ETIMEDOUT &&
+			    p->target > p->min && time(NULL) - p->last_miss > 30)
+				p->target--; /* idle: shrink one step at a time */
+			while (p->nready > p->target) {
+				struct hutch_pool_entry extra = p->ready[--p->nready];
+				pthread_mutex_unlock(&p->mu);
+				hutch_pool_entry_release(&extra);
+				pthread_mutex_lock(&p->mu);
+			}
+			continue;
+		}
+		pthread_mutex_unlock(&p->mu);
+		struct hutch_pool_entry e;
+		int rc = make_entry(p, &e, &err);
+		pthread_mutex_lock(&p->mu);
+		if (rc < 0) {
+			hutch_log(HUTCH_LOG_WARN, "pool: cannot make a cell: %s", err.msg);
+			struct timespec until;
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += 1; /* back off; the zygote may be restarting */
+			pthread_cond_timedwait(&p->wake, &p->mu, &until);
+			continue;
+		}
+		if (p->stopping) {
+			pthread_mutex_unlock(&p->mu);
+			hutch_pool_entry_release(&e);
+			pthread_mutex_lock(&p->mu);
+			break;
+		}
+		p->ready[p->nready++] = e;
+		pthread_cond_broadcast(&p->wake);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned max,
+				    struct hutch_err *err)
+{
+	struct hutch_pool *p = hutch_xcalloc(1, sizeof(*p));
+
+	if (max < 1)
+		max = 1;
+	if (min > max)
+		min = max;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_mutex_init(&p->zmu, NULL);
+	pthread_cond_init(&p->wake, NULL);
+	p->min = min;
+	p->max = max;
+	p->target = min;
+	p->ctrl = p->zpidfd = -1;
+	p->ready = hutch_xcalloc(max, sizeof(*p->ready));
+	snprintf(p->preload, sizeof(p->preload), "%s", preload ? preload : "");
+	if (start_zygote(p, err) < 0) {
+		hutch_pool_stop(p);
+		return NULL;
+	}
+	if (pthread_create(&p->refiller, NULL, refill_main, p) != 0) {
+		hutch_err_setx(err, EAGAIN, "cannot start the pool's refill thread");
+		hutch_pool_stop(p);
+		return NULL;
+	}
+	p->has_refiller = true;
+	return p;
+}
+
+int hutch_pool_take(struct hutch_pool *p, struct hutch_pool_entry *e, struct hutch_err *err)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->nready > 0) {
+		/* newest first: its pages are the most likely to be warm */
+		*e = p->ready[--p->nready];
+		p->served++;
+		pthread_cond_broadcast(&p->wake);
+		pthread_mutex_unlock(&p->mu);
+		return 0;
+	}
+	/* Empty: grow the pool (up to its cap) and make this one now. */
+	p->misses++;
+	p->last_miss = time(NULL);
+	if (p->target < p->max)
+		p->target++;
+	p->served++;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	return make_entry(p, e, err);
+}
+
+void hutch_pool_get_stats(struct hutch_pool *p, struct hutch_pool_stats *st)
+{
+	pthread_mutex_lock(&p->mu);
+	st->served = p->served;
+	st->misses = p->misses;
+	st->forks = p->forks;
+	st->ready = p->nready;
+	st->target = p->target;
+	st->max = p->max;
+	st->zygote_pid = p->zpid > 0 ? p->zpid : 0;
+	pthread_mutex_unlock(&p->mu);
+}
+
+void hutch_pool_stop(struct hutch_pool *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stopping = true;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	/* closing the control socket makes the zygote exit; the kill makes sure */
+	close_fd(&p->ctrl);
+	if (p->zpidfd >= 0)
+		(void)pidfd_send_signal(p->zpidfd, SIGKILL, NULL, 0);
+	if (p->has_refiller)
+		pthread_join(p->refiller, NULL);
+	if (p->zpid > 0)
+		waitpid(p->zpid, NULL, 0);
+	close_fd(&p->zpidfd);
+	for (unsigned i = 0; i < p->nready; i++)
+		hutch_pool_entry_release(&p->ready[i]);
+	free(p->ready);
+	pthread_mutex_destroy(&p->mu);
+	pthread_mutex_destroy(&p->zmu);
+	pthread_cond_destroy(&p->wake);
+	free(p);
+}
