@@ -42,6 +42,7 @@ struct hutch_engine {
 	bool output_killed;
 	bool init_exited;
 	bool have_status;
+	bool program_done; /* its own exit report arrived (fast path) */
 	struct hutch_cell_report report;
 	void *slot; /* the path's own per-run state (a pool entry) */
 };

@@ -93,14 +93,18 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 static int release(struct hutch_engine *c, struct hutch_err *err)
 {
 	struct hutch_pool_entry *e = c->slot;
-	int rc = c->cg.version ? hutch_cgroup_destroy(&c->cg, err) : 0;
 
+	(void)err;
+	/* everything in it was killed in the engine's teardown; removing the
+	 * cgroup waits for the kernel to reap them: do it in the background */
+	if (c->cg.version)
+		hutch_pool_bury(c->ops->data, &c->cg);
 	if (e) {
 		hutch_pool_entry_release(e);
 		free(e);
 		c->slot = NULL;
 	}
-	return rc;
+	return 0;
 }
 
 int hutch_run_fast(struct hutch_pool *pool, const struct hutch_exec_request *req,

@@ -49,6 +49,11 @@ struct hutch_pool {
 	uint64_t misses;
 	uint64_t forks;
 	time_t last_miss;
+	/* cgroups of finished runs, removed in the background (a cgroup can
+	 * only go once its processes have been reaped: not on the reply path) */
+	struct hutch_cgroup *graveyard;
+	unsigned ngrave;
+	unsigned grave_cap;
 };
 
 static int find_zygote(char *out, size_t size)
@@ -230,6 +235,30 @@ out_fail:
 	return -1;
 }
 
+void hutch_pool_bury(struct hutch_pool *p, struct hutch_cgroup *cg)
+{
+	pthread_mutex_lock(&p->mu);
+	if (p->ngrave == p->grave_cap) {
+		p->grave_cap = p->grave_cap ? p->grave_cap * 2 : 16;
+		p->graveyard = hutch_xrealloc(p->graveyard, p->grave_cap * sizeof(*p->graveyard));
+	}
+	p->graveyard[p->ngrave++] = *cg;
+	cg->version = 0;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* With p->mu held: remove every buried cgroup (unlocking meanwhile). */
+static void dig(struct hutch_pool *p)
+{
+	while (p->ngrave > 0) {
+		struct hutch_cgroup cg = p->graveyard[--p->ngrave];
+		pthread_mutex_unlock(&p->mu);
+		hutch_cgroup_destroy(&cg, NULL);
+		pthread_mutex_lock(&p->mu);
+	}
+}
+
 static void *refill_main(void *arg)
 {
 	struct hutch_pool *p = arg;
@@ -237,6 +266,7 @@ static void *refill_main(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
+		dig(p);
 		if (p->nready >= p->target) {
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
@@ -363,6 +393,9 @@ void hutch_pool_stop(struct hutch_pool *p)
 	for (unsigned i = 0; i < p->nready; i++)
 		hutch_pool_entry_release(&p->ready[i]);
 	free(p->ready);
+	for (unsigned i = 0; i < p->ngrave; i++)
+		hutch_cgroup_destroy(&p->graveyard[i], NULL);
+	free(p->graveyard);
 	pthread_mutex_destroy(&p->mu);
 	pthread_mutex_destroy(&p->zmu);
 	pthread_cond_destroy(&p->wake);

@@ -43,6 +43,9 @@ struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned 
 int hutch_pool_take(struct hutch_pool *pool, struct hutch_pool_entry *e, struct hutch_err *err);
 /* Release what an entry holds (kills its processes, removes its cgroup). */
 void hutch_pool_entry_release(struct hutch_pool_entry *e);
+/* Hand a finished run's cgroup (its processes killed) to the pool, which
+ * removes it in the background. */
+void hutch_pool_bury(struct hutch_pool *pool, struct hutch_cgroup *cg);
 void hutch_pool_get_stats(struct hutch_pool *pool, struct hutch_pool_stats *st);
 /* Stop refilling, kill the zygote and every ready cell. */
 void hutch_pool_stop(struct hutch_pool *pool);

@@ -144,6 +144,31 @@ static _Noreturn void serve_child(int chan)
 	fail(chan, "exec", &err);
 }
 
+/* The C side of the warm-up: the request parser and the builders touch the
+ * same heap and stack pages a real request will. */
+static void warm_c(void)
+{
+	static const char sample[] =
+		"{\"language\":\"python\",\"code\":\"print(1)\",\"env\":{\"A\":\"b\"},"
+		"\"limits\":{\"wall_ms\":1000},\"files\":[{\"path\":\"a\",\"content\":\"x\"}]}";
+	struct hutch_exec_request req;
+	struct hutch_err err;
+
+	hutch_request_init(&req);
+	if (hutch_request_from_json(&req, sample, sizeof(sample) - 1, &err) == 0) {
+		size_t n = 0;
+		char **argv = hutch_runner_build_argv(&req);
+		char **envp = hutch_runner_build_env(&req);
+		struct hutch_file *files = hutch_runner_build_files(&req, &n);
+		for (size_t i = 0; i < n; i++)
+			free(files[i].path);
+		free(files);
+		hutch_runner_free_strv(argv);
+		hutch_runner_free_strv(envp);
+	}
+	hutch_request_release(&req);
+}
+
 static void handle_fork(const struct hutch_zmsg_fork *msg, int *fds, int nfds)
 {
 	struct hutch_zmsg_forked reply = {'P', -1, {0, ""}};
@@ -165,6 +190,8 @@ static void handle_fork(const struct hutch_zmsg_fork *msg, int *fds, int nfds)
 		pid = hutch_zygote_fork(&spec, &reply.err);
 		if (pid == 0) {
 			hutch_zygote_python_after_fork(1);
+			hutch_zygote_python_warm();
+			warm_c();
 			serve_child(spec.chan_fd);
 		}
 		hutch_zygote_python_after_fork(0);

@@ -70,9 +70,21 @@ static const char runner_source[] =
 	"            s.flush()\n"
 	"        except Exception:\n"
 	"            pass\n"
-	"    return rc\n";
+	"    return rc\n"
+	"def _hutch_warm():\n"
+	"    # At pool time, in a fresh child: touch what a run touches (the\n"
+	"    # compiler, exec, common builtins and modules), so the copy-on-write\n"
+	"    # faults happen now, in the background, not on the request's path.\n"
+	"    import json, random, re\n"
+	"    ns = {'__name__': '__warm__', '__builtins__': builtins}\n"
+	"    src = 'x = [i * 2 for i in range(50)]\\ny = sum(x)\\nz = str(y) + repr(x[:3])\\n'\n"
+	"    exec(compile(src, '/workspace/main.py', 'exec'), ns)\n"
+	"    json.dumps({'a': [1, 2.5, 'x']}); re.compile('a+b').findall('aab')\n"
+	"    random.random(); types.ModuleType('__warm__'); os.environ.get('PATH')\n"
+	"    sys.stdout.write(''); sys.stderr.write('')\n";
 
 static PyObject *exec_fn;
+static PyObject *warm_fn;
 
 int hutch_zygote_python_init(const char *preload, char *msg, size_t msg_size)
 {
@@ -107,6 +119,8 @@ int hutch_zygote_python_init(const char *preload, char *msg, size_t msg_size)
 	Py_DECREF(r);
 	exec_fn = PyDict_GetItemString(globals, "_hutch_exec");
 	Py_XINCREF(exec_fn);
+	warm_fn = PyDict_GetItemString(globals, "_hutch_warm");
+	Py_XINCREF(warm_fn);
 	/* Preload the template's modules; a missing one is skipped, not fatal. */
 	char list[1024];
 	snprintf(list, sizeof(list), "%s", preload ? preload : "");
@@ -138,6 +152,15 @@ void hutch_zygote_python_after_fork(int in_child)
 		PyOS_AfterFork_Child();
 	else
 		PyOS_AfterFork_Parent();
+}
+
+void hutch_zygote_python_warm(void)
+{
+	PyObject *r = warm_fn ? PyObject_CallNoArgs(warm_fn) : NULL;
+
+	if (!r)
+		PyErr_Clear();
+	Py_XDECREF(r);
 }
 
 static PyObject *str_list(char *const *v)
