@@ -77,7 +77,7 @@ static void serve_request(struct conn *c, char type, const char *payload, size_t
 		send_error(c, &err);
 		return;
 	}
-	if (!req.want_cold && c->d->pool)
+	if (!req.want_cold && hutch_pool_can_serve(c->d->pool, &req))
 		rc = hutch_run_fast(c->d->pool, &req, type == 'S' ? &hooks : NULL, &res, &err);
 	else
 		rc = hutch_run(&req, type == 'S' ? &hooks : NULL, &res, &err);

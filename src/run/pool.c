@@ -360,6 +360,14 @@ int hutch_pool_take(struct hutch_pool *p, struct hutch_pool_entry *e, struct hut
 	return make_entry(p, e, err);
 }
 
+bool hutch_pool_can_serve(const struct hutch_pool *p, const struct hutch_exec_request *req)
+{
+	/* A cell's writable layer is made (and locked down) before the request
+	 * comes: only the size it was made with can be served from the pool. */
+	return p && req->limits.disk_bytes == POOL_DISK &&
+	       (!req->template_name || strcmp(req->template_name, "host") == 0);
+}
+
 void hutch_pool_get_stats(struct hutch_pool *p, struct hutch_pool_stats *st)
 {
 	pthread_mutex_lock(&p->mu);

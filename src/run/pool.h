@@ -39,6 +39,8 @@ struct hutch_pool_stats {
  * HUTCH_LIBEXECDIR. */
 struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned max,
 				    struct hutch_err *err);
+/* Whether a request can run on this pool's cells (else: the cold path). */
+bool hutch_pool_can_serve(const struct hutch_pool *pool, const struct hutch_exec_request *req);
 /* Take a ready cell (or make one now when none is ready). */
 int hutch_pool_take(struct hutch_pool *pool, struct hutch_pool_entry *e, struct hutch_err *err);
 /* Release what an entry holds (kills its processes, removes its cgroup). */

@@ -61,7 +61,24 @@ static char *read_all(int fd, size_t *len)
 	return buf;
 }
 
-/* Everything the cold path's program does between fork and execve, in C. */
+/* At pool time, before the child waits: everything that does not depend on
+ * the request — privileges dropped (uid 1000, no capabilities,
+ * no_new_privs), landlock and seccomp loaded. What is left for the request
+ * needs no privilege: its files go into a workspace the sandbox user owns. */
+static void lock_down(int chan)
+{
+	struct hutch_err err = {0, ""};
+
+	/* uid 0 only when hutch runs as root; a user namespace otherwise */
+	if (hutch_caps_drop_all(geteuid() != 0, &err) < 0)
+		fail(chan, "capabilities", &err);
+	if (hutch_landlock_apply(&err) < 0)
+		fail(chan, "landlock", &err);
+	if (hutch_seccomp_load(seccomp_prog, &err) < 0)
+		fail(chan, "seccomp", &err);
+}
+
+/* The request's part of what the cold path's program does before execve. */
 static void prepare(int chan, const struct hutch_exec_request *req,
 		    const struct hutch_zmsg_run *msg, const int *stdio)
 {
@@ -79,9 +96,10 @@ static void prepare(int chan, const struct hutch_exec_request *req,
 
 	if (req->workdir)
 		(void)hutch_sandbox_path(req->workdir, workdir, sizeof(workdir), 1, NULL);
-	if (l->disk_bytes != msg->default_disk &&
-	    hutch_layer_resize(HUTCH_WORKSPACE, l->disk_bytes, &err) < 0)
-		fail(chan, "rootfs", &err);
+	/* the pool sends only requests for the size the layer was made with */
+	if (l->disk_bytes != msg->default_disk)
+		fail(chan, "rootfs",
+		     (hutch_err_setx(&err, EINVAL, "disk size differs from the pool's"), &err));
 	if (hutch_layer_place(HUTCH_WORKSPACE, files, nfiles, workdir, &err) < 0)
 		fail(chan, "files", &err);
 	if (setsid() < 0)
@@ -96,13 +114,6 @@ static void prepare(int chan, const struct hutch_exec_request *req,
 		fail(chan, "workdir", (hutch_err_set(&err, errno, "chdir '%s'", workdir), &err));
 	if (hutch_rlimit_apply(&rl, &err) < 0)
 		fail(chan, "rlimit", &err);
-	/* uid 0 only when hutch runs as root; a user namespace otherwise */
-	if (hutch_caps_drop_all(geteuid() != 0, &err) < 0)
-		fail(chan, "capabilities", &err);
-	if (hutch_landlock_apply(&err) < 0)
-		fail(chan, "landlock", &err);
-	if (hutch_seccomp_load(seccomp_prog, &err) < 0)
-		fail(chan, "seccomp", &err);
 }
 
 /* C: one request, then exit. */
@@ -117,6 +128,7 @@ static _Noreturn void serve_child(int chan)
 	char *json;
 
 	(void)prctl(PR_SET_NAME, "hutch-cell", 0, 0, 0);
+	lock_down(chan);
 	ssize_t n = hutch_recv_fds(chan, &msg, sizeof(msg), fds, 4, &nfds);
 	if (n != (ssize_t)sizeof(msg) || msg.cmd != 'R' || nfds != 4)
 		_exit(127); /* the pool gave up on us */
