@@ -173,6 +173,9 @@ struct hutch_exec_result {
 struct hutch_run_hooks {
 	void (*on_output)(void *ctx, int stream /* 1 or 2 */, const char *buf, size_t len);
 	void *ctx;
+	/* When > 0: the run is killed (status killed) as soon as this fd reports
+	 * a hangup, e.g. the connection of a client that went away. */
+	int cancel_fd;
 };
 
 /* Set every field to its default (limits, template "host", net "none"). */

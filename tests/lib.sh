@@ -15,14 +15,68 @@ TAP_FAILED=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
+# Cleanups run at exit, in order; tests add theirs with at_exit (a test's own
+# `trap ... EXIT` would replace the library's).
+EXIT_HOOKS=()
+at_exit() { EXIT_HOOKS+=("$1"); }
+run_exit_hooks() {
+	for h in "${EXIT_HOOKS[@]}"; do eval "$h" || true; done
+}
+trap run_exit_hooks EXIT
+
 # Rootless runs need binaries an unprivileged user can reach.
 if [ -n "${HUTCH_AS:-}" ]; then
 	RL_DIR=$(mktemp -d /tmp/hutch-rootless.XXXXXX)
 	chmod 755 "$RL_DIR"
-	cp "$HUTCH_BIN" "$PROBE" "$RL_DIR/"
+	cp "$HUTCH_BIN" "$BUILD/hutch-zygote" "$PROBE" "$RL_DIR/"
 	HUTCH_BIN=$RL_DIR/hutch
 	PROBE=$RL_DIR/probe
-	trap 'rm -rf "$RL_DIR"' EXIT
+	at_exit 'rm -rf "$RL_DIR"'
+fi
+
+# HUTCH_TEST_PATH=fast: the whole file runs against a private daemon (the
+# fast path); each run's result is checked to have taken that path where the
+# tests ask for --json. Default: cold (no daemon; HUTCH_SOCKET points nowhere).
+TEST_PATH=${HUTCH_TEST_PATH:-cold}
+DAEMON_PID=
+start_daemon() {
+	local dir
+	dir=$(mktemp -d /tmp/hutch-test-daemon.XXXXXX)
+	chmod 755 "$dir"
+	export HUTCH_SOCKET=$dir/hutch.sock
+	local cmd=("$HUTCH_BIN" daemon --socket "$HUTCH_SOCKET" --pool 2 --log-level warn)
+	if [ -n "${HUTCH_AS:-}" ]; then
+		chown "$HUTCH_AS" "$dir"
+		runuser -u "$HUTCH_AS" -- env HUTCH_SOCKET="$HUTCH_SOCKET" "${cmd[@]}" 2>"$dir/log" &
+	else
+		"${cmd[@]}" 2>"$dir/log" &
+	fi
+	DAEMON_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$HUTCH_SOCKET" ] && break
+		sleep 0.05
+	done
+	DAEMON_DIR=$dir
+}
+stop_daemon() {
+	if [ -n "$DAEMON_PID" ]; then
+		kill "$DAEMON_PID" 2>/dev/null || true
+		wait "$DAEMON_PID" 2>/dev/null || true
+		DAEMON_PID=
+		rm -rf "$DAEMON_DIR"
+	fi
+}
+if [ "$TEST_PATH" = fast ]; then
+	start_daemon
+	at_exit stop_daemon
+	# every file of the fast pass starts by proving it is on the fast path
+	if ! "$HUTCH_BIN" run --json -- true 2>/dev/null | grep -q '"path":"fast"'; then
+		[ -n "${HUTCH_AS:-}" ] && chmod 755 "$DAEMON_DIR"
+		echo "Bail out! the daemon did not serve the fast path: $(cat "$DAEMON_DIR/log" 2>/dev/null)"
+		exit 1
+	fi
+else
+	export HUTCH_SOCKET=/nonexistent/hutch.sock
 fi
 
 plan() { echo "1..$1"; }
@@ -90,7 +144,7 @@ hutch() {
 	if [ -n "${HUTCH_AS:-}" ]; then
 		local q
 		printf -v q '%q ' "$HUTCH_BIN" "$@"
-		(cd / && runuser -u "$HUTCH_AS" -- bash -c "$q")
+		(cd / && runuser -u "$HUTCH_AS" -- env HUTCH_SOCKET="$HUTCH_SOCKET" bash -c "$q")
 	else
 		"$HUTCH_BIN" "$@"
 	fi

@@ -37,7 +37,9 @@ static bool is_error(const char *json, size_t len, struct hutch_err *err)
 {
 	json_t *o = json_loadb(json, len, 0, NULL);
 	json_t *e = o ? json_object_get(o, "error") : NULL;
-	bool yes = e && json_is_object(e);
+	/* a refusal has only "error"; an ExecResult has a status (and its own
+	 * "error" field for the program's runtime error) */
+	bool yes = e && json_is_object(e) && !json_object_get(o, "status");
 
 	if (yes) {
 		const char *msg = json_string_value(json_object_get(e, "message"));

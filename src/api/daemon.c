@@ -68,7 +68,7 @@ static void serve_request(struct conn *c, char type, const char *payload, size_t
 {
 	struct hutch_exec_request req;
 	struct hutch_exec_result res;
-	struct hutch_run_hooks hooks = {stream_output, c};
+	struct hutch_run_hooks hooks = {type == 'S' ? stream_output : NULL, c, c->fd};
 	struct hutch_err err = {0, ""};
 	int rc;
 
@@ -78,9 +78,9 @@ static void serve_request(struct conn *c, char type, const char *payload, size_t
 		return;
 	}
 	if (!req.want_cold && hutch_pool_can_serve(c->d->pool, &req))
-		rc = hutch_run_fast(c->d->pool, &req, type == 'S' ? &hooks : NULL, &res, &err);
+		rc = hutch_run_fast(c->d->pool, &req, &hooks, &res, &err);
 	else
-		rc = hutch_run(&req, type == 'S' ? &hooks : NULL, &res, &err);
+		rc = hutch_run(&req, &hooks, &res, &err);
 	if (rc < 0) {
 		send_error(c, &err);
 	} else {

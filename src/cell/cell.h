@@ -89,6 +89,9 @@ bool hutch_cell_is_privileged(void);
 /* --- shared by the cold cell and the zygote's children (child-only) --- */
 /* Write {step, err} to fd and _exit(127). */
 _Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err);
+/* Zero this process's argv and environ strings (/proc/PID/cmdline is
+ * world-readable; a copy of a supervisor must not show its arguments). */
+void hutch_cell_scrub_args_and_env(void);
 /* Default dispositions for every signal and an empty mask. */
 void hutch_cell_reset_signals(void);
 /* The loop of a pid-1 init: reap everything; when `program` exits, write a

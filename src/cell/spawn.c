@@ -103,7 +103,7 @@ static _Noreturn void run_program(const struct hutch_cell_spec *spec, int report
 }
 
 /* Fields 48-51 of /proc/self/stat: where argv and environ strings live. */
-static void scrub_args_and_env(void)
+void hutch_cell_scrub_args_and_env(void)
 {
 	char buf[2048];
 	unsigned long v[4];
@@ -205,7 +205,7 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	 * because /proc/1/cmdline is readable by anyone. */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)prctl(PR_SET_NAME, "hutch-init", 0, 0, 0);
-	scrub_args_and_env();
+	hutch_cell_scrub_args_and_env();
 	/* init holds nothing but the status pipe, and no privilege. */
 	if (p->status[1] > 0)
 		close_range(0, (unsigned)p->status[1] - 1, 0);

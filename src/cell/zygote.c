@@ -137,6 +137,7 @@ static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch
 	close_all_but(keep, 2);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)prctl(PR_SET_NAME, "hutch-init", 0, 0, 0);
+	hutch_cell_scrub_args_and_env();
 	if (hutch_caps_drop_all(spec->use_userns, err) < 0 ||
 	    hutch_seccomp_load(spec->seccomp, err) < 0)
 		_exit(126);

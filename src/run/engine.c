@@ -256,10 +256,11 @@ static void supervise(struct hutch_engine *c)
 	uint64_t exit_grace = 0;
 
 	while (!(c->init_exited || c->program_done) || c->out_fd >= 0 || c->err_fd >= 0) {
-		struct pollfd pfd[4] = {{c->out_fd, POLLIN, 0},
+		struct pollfd pfd[5] = {{c->out_fd, POLLIN, 0},
 					{c->err_fd, POLLIN, 0},
 					{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
-					{c->cell.report_fd, POLLIN, 0}};
+					{c->cell.report_fd, POLLIN, 0},
+					{c->cancelled ? -1 : c->cancel_fd, POLLRDHUP, 0}};
 		uint64_t now = hutch_now_us();
 		int timeout_ms;
 
@@ -276,7 +277,7 @@ static void supervise(struct hutch_engine *c)
 			timeout_ms = 20;
 		if (exit_grace && timeout_ms > 100)
 			timeout_ms = 100;
-		if (poll(pfd, 4, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 5, timeout_ms) < 0 && errno != EINTR)
 			break;
 		if (c->out_fd >= 0 && pfd[0].revents)
 			drain(c, &c->out_fd, &c->out);
@@ -289,6 +290,10 @@ static void supervise(struct hutch_engine *c)
 		}
 		if (c->cell.report_fd >= 0 && pfd[3].revents)
 			read_early_report(c);
+		if (!c->cancelled && pfd[4].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+			c->cancelled = true; /* nobody is waiting for the result */
+			kill_all(c);
+		}
 		check_cpu(c);
 	}
 }
@@ -506,6 +511,7 @@ int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec
 	c.req = req;
 	c.res = res;
 	c.out_fd = c.err_fd = -1;
+	c.cancel_fd = hooks && hooks->cancel_fd > 0 ? hooks->cancel_fd : -1;
 	c.cell.pidfd = c.cell.report_fd = c.cell.status_fd = -1;
 	result_init(res, req);
 	snprintf(res->path, sizeof(res->path), "%s", ops->path);

@@ -43,6 +43,8 @@ struct hutch_engine {
 	bool init_exited;
 	bool have_status;
 	bool program_done; /* its own exit report arrived (fast path) */
+	bool cancelled;	   /* the caller went away (hooks->cancel_fd) */
+	int cancel_fd;
 	struct hutch_cell_report report;
 	void *slot; /* the path's own per-run state (a pool entry) */
 };

@@ -128,6 +128,7 @@ static _Noreturn void serve_child(int chan)
 	char *json;
 
 	(void)prctl(PR_SET_NAME, "hutch-cell", 0, 0, 0);
+	hutch_cell_scrub_args_and_env();
 	lock_down(chan);
 	ssize_t n = hutch_recv_fds(chan, &msg, sizeof(msg), fds, 4, &nfds);
 	if (n != (ssize_t)sizeof(msg) || msg.cmd != 'R' || nfds != 4)
@@ -150,7 +151,9 @@ static _Noreturn void serve_child(int chan)
 		_exit(hutch_zygote_python_run(argv[1], argv + 2, envp));
 	}
 	/* Anything else: the prepared cell, a fresh program (the channel is
-	 * close-on-exec: EOF tells the pool the program started). */
+	 * close-on-exec: EOF tells the pool the program started). Python set
+	 * SIGPIPE and SIGXFSZ to "ignore", which execve would pass on. */
+	hutch_cell_reset_signals();
 	execvpe(argv[0], argv, envp);
 	hutch_err_set(&err, errno, "execute '%s'", argv[0]);
 	fail(chan, "exec", &err);

@@ -10,7 +10,7 @@ is "$(hutch run --lang bash -c 'x=5; echo $((x*2))')" 10 "--lang bash"
 is "$(hutch run --lang sh -c 'echo $0')" /workspace/main.sh "--lang sh places code in /workspace/main.sh"
 tmp=$(mktemp -d)
 chmod 755 "$tmp" # readable by HUTCH_AS in the rootless pass
-trap 'rm -rf "$tmp"' EXIT
+at_exit 'rm -rf "$tmp"'
 printf 'import sys\nprint("file", sys.argv[1:])\n' > "$tmp/s.py"
 is "$(hutch run --lang python "$tmp/s.py" a b)" "file ['a', 'b']" "--lang with a FILE argument and script args"
 
@@ -40,7 +40,7 @@ is "$(echo "$json" | jget exit_code)" 3 "exit_code in JSON"
 is "$(echo "$json" | jget stdout)" out "stdout in JSON"
 is "$(echo "$json" | jget stderr)" err "stderr in JSON"
 is "$(echo "$json" | jget labels.step)" 3 "labels echoed"
-is "$(echo "$json" | jget path)" cold "path is cold"
+is "$(echo "$json" | jget path)" "$TEST_PATH" "path is $TEST_PATH"
 like "$(echo "$json" | jget id)" '^run_[0-9a-f]{16}$' "execution id"
 fields=$(echo "$json" | "$PY" -c '
 import json, sys

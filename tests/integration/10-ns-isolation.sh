@@ -18,7 +18,7 @@ cleanup() {
 	[ -n "${sleeper:-}" ] && kill "$sleeper" 2>/dev/null
 	true
 }
-trap cleanup EXIT
+at_exit cleanup
 
 for d in "${secret_dirs[@]}"; do
 	is "$("$PROBE" read "$d/hutch-secret-$$")" "$secret" "outside: $d secret is readable"

@@ -50,7 +50,7 @@ bad "--file: cannot open '/nonexistent/x'" --file /nonexistent/x:x -- true
 bad "--file: '/etc' is not a regular file" --file /etc:x -- true
 bad "--file: 'nocolon' is not HOST_PATH:SANDBOX_PATH" --file nocolon -- true
 tmp=$(mktemp)
-trap 'rm -f "$tmp"' EXIT
+at_exit 'rm -f "$tmp"'
 bad "may not contain '.' or '..'" --file "$tmp:../escape" -- true
 bad "may not contain '.' or '..'" --file "$tmp:a/../../escape" -- true
 bad "is outside /workspace" --file "$tmp:/etc/passwd" -- true

@@ -3,6 +3,9 @@
 # a user namespace, and whatever cannot be enforced without root or cgroup
 # delegation is reported in `limits`, never silently skipped. (check.sh also
 # reruns the basics, isolation, filesystem and limits files as that user.)
+# Rootless on the cold path; check.sh's rootless pass also runs the basics,
+# isolation, filesystem and limits files as the user, on both paths.
+HUTCH_TEST_PATH=cold
 . "$(dirname "$0")/../lib.sh"
 need_root
 u=$(test_user) || skip_all "cannot create an unprivileged test user"
@@ -14,7 +17,7 @@ chmod 755 "$RL_DIR"
 cp "$HUTCH_BIN" "$PROBE" "$RL_DIR/"
 HUTCH_BIN=$RL_DIR/hutch
 PROBE=$RL_DIR/probe
-trap 'rm -rf "$RL_DIR"' EXIT
+at_exit 'rm -rf "$RL_DIR"'
 
 is "$(runuser -u "$u" -- id -u)" "$(id -u "$u")" "the test user is unprivileged (uid $(id -u "$u"))"
 is "$(hutch run -- /usr/bin/python3 -c 'print(sum(range(1000)))')" 499500 "rootless: python runs"
@@ -37,11 +40,12 @@ is "$(echo "$json" | jget limits.disk_bytes.enforced_by)" "tmpfs size" "rootless
 # The sandbox's processes run as the user on the host, not as root.
 "$HUTCH_BIN" --version >/dev/null
 marker=rootless-$$-$RANDOM
-runuser -u "$u" -- "$HUTCH_BIN" run --timeout 10 --file "$PROBE:probe" -- /workspace/probe spin "$marker" >/dev/null 2>&1 &
+runuser -u "$u" -- "$HUTCH_BIN" run --cold --timeout 10 --file "$PROBE:probe" -- /workspace/probe spin "$marker" >/dev/null 2>&1 &
+spinner=$!
 for _ in $(seq 50); do pgrep -f "^/workspace/probe spin $marker" >/dev/null && break; sleep 0.1; done
 owner=$(ps -o user= -p "$(pgrep -f "^/workspace/probe spin $marker" | head -1)" 2>/dev/null || true)
 is "$owner" "$u" "rootless: sandboxed processes belong to the user on the host"
-pkill -f "hutch run --timeout 10 --file $PROBE" || true
-wait || true
+pkill -f "hutch run --cold --timeout 10 --file $PROBE" || true
+wait "$spinner" || true
 is "$(pgrep -f "^/workspace/probe spin $marker" || true)" "" "rootless: killing hutch ends the sandbox"
 done_testing
