@@ -30,12 +30,16 @@ mapfile -t unit_bins < <(units build/tests)
 mapfile -t san_unit_bins < <(units build/san/tests)
 pass "unit tests" run_prove --exec '' "${unit_bins[@]}"
 pass "fuzz corpus replay" run_prove --exec '' build/fuzz-replay
-pass "integration" run_prove tests/integration/*.sh
+pass "integration, cold path" run_prove tests/integration/*.sh
+pass "integration, fast path (a daemon)" env HUTCH_TEST_PATH=fast prove -v --timer tests/integration/*.sh
 user=$(test_user || true)
+core=(tests/integration/00-basics-run.sh tests/integration/10-ns-isolation.sh
+	tests/integration/20-mount-fs.sh tests/integration/40-limits.sh)
 if [ -n "$user" ] && userns_works "$user"; then
-	pass "integration, rootless as $user" env HUTCH_AS="$user" \
-		prove -v --timer tests/integration/00-basics-run.sh tests/integration/10-ns-isolation.sh \
-		tests/integration/20-mount-fs.sh tests/integration/40-limits.sh
+	pass "integration, rootless as $user, cold path" env HUTCH_AS="$user" \
+		prove -v --timer "${core[@]}"
+	pass "integration, rootless as $user, fast path" env HUTCH_AS="$user" HUTCH_TEST_PATH=fast \
+		prove -v --timer "${core[@]}"
 elif [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
 	echo "not ok - rootless pass: no unprivileged user with user namespaces" | tee -a "$log"
 	status=1
@@ -44,7 +48,9 @@ else
 fi
 pass "unit tests, ASan+UBSan" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 prove -v --timer --exec '' "${san_unit_bins[@]}"
-pass "integration, ASan+UBSan" env HUTCH_BUILD=build/san \
+pass "integration, ASan+UBSan, cold path" env HUTCH_BUILD=build/san \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/*.sh
+pass "integration, ASan+UBSan, fast path" env HUTCH_BUILD=build/san HUTCH_TEST_PATH=fast \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/integration/*.sh
 
 # The cgroup v2 backend for real: a Debian kernel under qemu (software

@@ -50,7 +50,12 @@ static _Noreturn void zygote_child(const struct hutch_zygote_spawn *spec, int go
 
 pid_t hutch_zygote_spawn(const struct hutch_zygote_spawn *spec, int *pidfd, struct hutch_err *err)
 {
-	unsigned long flags = CLONE_NEWNS | (spec->use_userns ? CLONE_NEWUSER : 0);
+	/* Its own pid namespace too: procfs may only be mounted (for the root
+	 * it builds) by a namespace's owner, and when the zygote dies, every
+	 * process it made dies with it. Pids it reports are in its namespace,
+	 * so cells announce themselves to the pool instead (SCM_CREDENTIALS
+	 * pids are translated by the kernel). */
+	unsigned long flags = CLONE_NEWNS | CLONE_NEWPID | (spec->use_userns ? CLONE_NEWUSER : 0);
 	int go[2];
 	pid_t pid;
 	sigset_t all;
@@ -124,6 +129,9 @@ static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch
 	    umount2("/run", MNT_DETACH) < 0 || hutch_net_loopback_up(err) < 0 ||
 	    hutch_ns_set_identity(err) < 0)
 		_exit(127); /* the daemon sees EOF on status and no ready: sandbox_error */
+	/* tell the pool who we are: it gets our pid in its own namespace */
+	if (write(spec->chan_fd, "b", 1) != 1)
+		_exit(127);
 	c = fork();
 	if (c < 0)
 		_exit(127);

@@ -188,6 +188,11 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 		hutch_err_set(err, errno, "socketpair");
 		goto out_fail;
 	}
+	int one = 1;
+	if (setsockopt(chan[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0) {
+		hutch_err_set(err, errno, "SO_PASSCRED");
+		goto out_fail;
+	}
 	fds[0] = chan[1];
 	fds[1] = status[1];
 	ncg = e->cg.version ? open_procs(&e->cg, fds + 2, HUTCH_CG_NCTL) : 0;
@@ -212,7 +217,14 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 			hutch_err_setx(err, EPIPE, "the zygote is gone");
 		goto out_fail;
 	}
-	e->pid = reply.pid;
+	/* B's pid as we see it (the zygote's answer is in its own namespace) */
+	char hello;
+	pid_t pid = 0;
+	if (hutch_recv_pid(chan[0], &hello, 1, &pid) != 1 || pid <= 0) {
+		hutch_err_setx(err, ECHILD, "the new cell died while it was set up");
+		goto out_fail;
+	}
+	e->pid = pid;
 	e->pidfd = pidfd_open(e->pid, 0);
 	e->chan = chan[0];
 	e->status_fd = status[0];

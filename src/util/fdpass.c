@@ -85,3 +85,32 @@ ssize_t hutch_recv_fds(int sock, void *buf, size_t len, int *fds, int max_fds, i
 	}
 	return n;
 }
+
+ssize_t hutch_recv_pid(int sock, void *buf, size_t len, pid_t *pid)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+		struct cmsghdr align;
+	} u;
+	struct iovec iov = {buf, len};
+	struct msghdr msg = {.msg_iov = &iov,
+			     .msg_iovlen = 1,
+			     .msg_control = u.buf,
+			     .msg_controllen = sizeof(u.buf)};
+	ssize_t n;
+
+	*pid = 0;
+	do
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			*pid = cr.pid;
+		}
+	}
+	return n;
+}

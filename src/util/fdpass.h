@@ -12,4 +12,8 @@ int hutch_send_fds(int sock, const void *buf, size_t len, const int *fds, int nf
  * EOF) and sets *nfds, or -1 (errno). */
 ssize_t hutch_recv_fds(int sock, void *buf, size_t len, int *fds, int max_fds, int *nfds);
 
+/* Receive one message on a socket with SO_PASSCRED set, and the sender's pid
+ * as the kernel translated it into our pid namespace (*pid 0 if none). */
+ssize_t hutch_recv_pid(int sock, void *buf, size_t len, pid_t *pid);
+
 #endif
