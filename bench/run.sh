@@ -305,6 +305,7 @@ bench_table() {
 			done
 		else
 			log "$docker_note"
+			echo "$docker_note" >>"$RAW/notes.txt"
 			note_row docker "docker run --rm --network none" "${docker_note#docker: }"
 		fi
 	fi
@@ -333,6 +334,7 @@ bench_table() {
 bench_soak() {
 	local n=${1:-100000} every=${BENCH_SOAK_EVERY:-10000} reconnect=${BENCH_SOAK_RECONNECT:-1000}
 	mkdir -p "$OUT"
+	daemon_log=$OUT/soak-daemon.log
 	if ! start_daemon; then
 		die "soak: fast path $daemon_note"
 	fi
