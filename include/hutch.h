@@ -214,6 +214,24 @@ char *hutch_request_to_json(const struct hutch_exec_request *req);
 int hutch_run(const struct hutch_exec_request *req, const struct hutch_run_hooks *hooks,
 	      struct hutch_exec_result *res, struct hutch_err *err);
 
+/* The fast path in-process, for embedders (the daemon uses the same): a pool
+ * of warm, pre-isolated sandboxes forked from a Python zygote. `preload` is
+ * a comma-separated list of modules the zygote imports up front; `min` cells
+ * are kept ready, growing with load up to `max`. The zygote program is
+ * $HUTCH_ZYGOTE, or hutch-zygote beside the running binary, or in
+ * $PREFIX/libexec/hutch. Thread-safe; NULL with err on failure. */
+struct hutch_pool;
+struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned max,
+				    struct hutch_err *err);
+/* Whether req can run on the pool (else use hutch_run, the cold path). */
+bool hutch_pool_can_serve(const struct hutch_pool *pool, const struct hutch_exec_request *req);
+/* As hutch_run, on a warm cell; the result's path is "fast". */
+int hutch_run_fast(struct hutch_pool *pool, const struct hutch_exec_request *req,
+		   const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
+		   struct hutch_err *err);
+/* Stop the pool: kills the zygote and every ready cell. */
+void hutch_pool_stop(struct hutch_pool *pool);
+
 /* The ExecResult as one JSON object (caller frees). */
 char *hutch_result_to_json(const struct hutch_exec_result *res);
 void hutch_result_release(struct hutch_exec_result *res);

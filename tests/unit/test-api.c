@@ -157,7 +157,38 @@ static void test_api_200_runs_leak_no_fds_or_children(void)
 	hutch_request_release(&req);
 }
 
+static void test_api_in_process_pool_runs_fast(void)
+{
+	struct hutch_exec_request req;
+	struct hutch_exec_result res;
+	struct hutch_err err;
+	struct hutch_pool *pool;
+	const char *code = "import json; print(json.dumps([1, 2]))";
+
+	need_sandbox();
+	if (!getenv("HUTCH_ZYGOTE"))
+		setenv("HUTCH_ZYGOTE", "build/hutch-zygote", 1);
+	pool = hutch_pool_start("json", 1, 2, &err);
+	if (!pool)
+		SKIP("no zygote: %s", err.msg);
+	hutch_request_init(&req);
+	ASSERT_OK(hutch_request_set_code(&req, "python", code, strlen(code)));
+	ASSERT(hutch_pool_can_serve(pool, &req));
+	for (int i = 0; i < 5; i++) {
+		ASSERT_OK(hutch_run_fast(pool, &req, NULL, &res, &err));
+		ASSERT_STREQ(res.path, "fast");
+		ASSERT_EQ(res.status, HUTCH_STATUS_OK);
+		ASSERT_STREQ(res.out.data, "[1, 2]\n");
+		hutch_result_release(&res);
+	}
+	req.limits.disk_bytes = 8 << 20;
+	ASSERT(!hutch_pool_can_serve(pool, &req));
+	hutch_pool_stop(pool);
+	hutch_request_release(&req);
+}
+
 static const struct tap_case cases[] = {
+	TAP_CASE(test_api_in_process_pool_runs_fast),
 	TAP_CASE(test_api_runs_python),
 	TAP_CASE(test_api_hooks_stream_exactly_the_result),
 	TAP_CASE(test_api_invalid_request_is_an_error_not_a_result),
