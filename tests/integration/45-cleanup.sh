@@ -6,10 +6,15 @@
 plan 9
 
 cgroup_dirs() {
-	# every hutch cgroup directory, in every hierarchy, but the test daemon's
-	# own pool cells (checked separately below: they must not pile up)
-	find /sys/fs/cgroup -maxdepth 3 -path '*/hutch/*' -type d 2>/dev/null |
-		grep -v "/hutch/${DAEMON_PID:-none}\." | sort || true
+	# hutch cgroups whose owner (the pid their name starts with) is dead: a
+	# leak. Live owners (this test's daemon, other hutch processes on the
+	# machine) are not judged here.
+	find /sys/fs/cgroup -maxdepth 3 -path '*/hutch/*' -type d 2>/dev/null | sort |
+		while read -r d; do
+			owner=${d##*/}
+			owner=${owner%%.*}
+			kill -0 "$owner" 2>/dev/null || echo "$d"
+		done
 }
 daemon_cgroups() {
 	find /sys/fs/cgroup/pids -maxdepth 2 -path "*/hutch/${DAEMON_PID:-none}.*" -type d 2>/dev/null | wc -l
@@ -18,7 +23,7 @@ daemon_cgroups() {
 # (other than the rootless test copies lib.sh makes).
 # Mounts a leaking cell would leave in the host's table (procfs, tmpfs,
 # devpts, binds of /usr...); other tools' (docker's) are not ours to count.
-host_mounts() { grep -v -E '/var/lib/docker|/run/docker' /proc/self/mountinfo | wc -l; }
+host_mounts() { grep -c -v -E '/var/lib/docker|/run/docker' /proc/self/mountinfo; }
 tmp_entries() {
 	find /tmp /var/tmp /dev/shm /run -maxdepth 1 -iname '*hutch*' ! -name 'hutch-rootless.*' 2>/dev/null | sort
 }

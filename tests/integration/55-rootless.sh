@@ -5,7 +5,7 @@
 # reruns the basics, isolation, filesystem and limits files as that user.)
 # Rootless on the cold path; check.sh's rootless pass also runs the basics,
 # isolation, filesystem and limits files as the user, on both paths.
-HUTCH_TEST_PATH=cold
+export HUTCH_TEST_PATH=cold
 . "$(dirname "$0")/../lib.sh"
 need_root
 u=$(test_user) || skip_all "cannot create an unprivileged test user"

@@ -3,7 +3,7 @@
 # is not, gives the cold path's results, and forking a warm zygote leaks
 # nothing between runs: no shared randomness, no view of the zygote or of
 # siblings, none of the daemon's memory, no state from the previous run.
-HUTCH_TEST_PATH=fast
+export HUTCH_TEST_PATH=fast
 . "$(dirname "$0")/../lib.sh"
 need_root
 plan 19
@@ -90,36 +90,57 @@ srun=$!
 sleep 1.5
 scan() {
 	"$PY" - "$1" "$secret" <<'PYEOF'
-import re, sys
+import sys
 pid, needle = sys.argv[1], sys.argv[2].encode()
 found = 0
-with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
-    for line in maps:
-        lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
-        if "r" not in line.split()[1] or "[vvar]" in line:
-            continue
-        try:
-            mem.seek(lo)
-            if needle in mem.read(hi - lo):
-                found += 1
-        except OSError:
-            pass
-print(found)
+try:
+    with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in maps:
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            if "r" not in line.split()[1] or "[vvar]" in line:
+                continue
+            try:
+                mem.seek(lo)
+                if needle in mem.read(hi - lo):
+                    found += 1
+            except OSError:
+                pass
+    print(found)
+except OSError as e:
+    print(f"unreadable: {e}")
 PYEOF
 }
-szyg=$(pgrep -P "$sdaemon" -f '^hutch-zygote' | head -1)
-scell=$(pgrep -f '^hutch-zygote' | while read -r p; do
-	grep -q '^Name:.hutch-cell' /proc/"$p"/status 2>/dev/null && echo "$p"
-done | tail -1)
+# descendants of a pid, from /proc/*/stat (field 4 is the parent)
+descendants() {
+	local todo=("$1") p
+	while [ ${#todo[@]} -gt 0 ]; do
+		p=${todo[0]}
+		todo=("${todo[@]:1}")
+		# shellcheck disable=SC2013 # pids are words
+		for c in $(awk -v p="$p" '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do
+			echo "$c"
+			todo+=("$c")
+		done
+	done
+}
+szyg=$(pgrep -P "$sdaemon" | head -1)
+# the cell running our sleep: a hutch-cell under that zygote whose stdout is a pipe
+scell=
+for p in $(descendants "$szyg"); do
+	if grep -q '^Name:.hutch-cell' /proc/"$p"/status 2>/dev/null &&
+		[[ $(readlink /proc/"$p"/fd/1 2>/dev/null) == pipe:* ]]; then
+		scell=$p
+	fi
+done
 isnt "$(scan "$sdaemon")" 0 "outside: the secret is in the daemon's memory (the control)"
 is "$(scan "$szyg")" 0 "the secret is nowhere in the zygote's memory"
 if [ -n "$scell" ]; then
-	is "$(scan "$scell")" 0 "the secret is nowhere in a cell's memory"
+	is "$(scan "$scell")" 0 "the secret is nowhere in the memory of the cell running the code"
 else
-	not_ok "could not find a cell process to scan"
+	not_ok "could not find the cell running the code"
 fi
 kill "$srun" 2>/dev/null || true
 wait "$srun" 2>/dev/null || true
-is "$(ls /proc/"$szyg"/fd | sort -n | tr '\n' ' ')" "0 1 2 3 4 " \
+is "$(find /proc/"$szyg"/fd -mindepth 1 -printf '%f\n' 2>/dev/null | sort -n | tr '\n' ' ')" "0 1 2 3 4 " \
 	"the zygote holds no fd of the daemon's but stdio, its control socket and its program"
 done_testing
