@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <jansson.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -19,7 +20,7 @@ int hutch_client_connect(const char *path)
 		errno = ENAMETOOLONG;
 		return -1;
 	}
-	strcpy(sa.sun_path, path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
@@ -39,7 +40,7 @@ static bool is_error(const char *json, size_t len, struct hutch_err *err)
 	json_t *e = o ? json_object_get(o, "error") : NULL;
 	/* a refusal has only "error"; an ExecResult has a status (and its own
 	 * "error" field for the program's runtime error) */
-	bool yes = e && json_is_object(e) && !json_object_get(o, "status");
+	bool yes = json_is_object(e) && !json_object_get(o, "status");
 
 	if (yes) {
 		const char *msg = json_string_value(json_object_get(e, "message"));

@@ -151,7 +151,7 @@ static int listen_on(const char *path, struct hutch_err *err)
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return hutch_err_setx(err, ENAMETOOLONG, "socket path '%s' is too long", path);
-	strcpy(sa.sun_path, path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return hutch_err_set(err, errno, "socket");

@@ -167,7 +167,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	struct hutch_limits defaults = {.memory_bytes = HUTCH_DEFAULT_MEMORY,
 					.pids = HUTCH_DEFAULT_PIDS};
 	struct hutch_zmsg_fork msg = {'F', 0, {0}, POOL_DISK};
-	struct hutch_zmsg_forked reply;
+	struct hutch_zmsg_forked reply = {0};
 	int chan[2] = {-1, -1};
 	int status[2] = {-1, -1};
 	int fds[2 + HUTCH_CG_NCTL];
@@ -218,7 +218,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 		goto out_fail;
 	}
 	/* B's pid as we see it (the zygote's answer is in its own namespace) */
-	char hello;
+	char hello = 0;
 	pid_t pid = 0;
 	if (hutch_recv_pid(chan[0], &hello, 1, &pid) != 1 || pid <= 0) {
 		hutch_err_setx(err, ECHILD, "the new cell died while it was set up");

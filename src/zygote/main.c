@@ -119,7 +119,7 @@ static void prepare(int chan, const struct hutch_exec_request *req,
 /* C: one request, then exit. */
 static _Noreturn void serve_child(int chan)
 {
-	struct hutch_zmsg_run msg;
+	struct hutch_zmsg_run msg = {0};
 	struct hutch_exec_request req;
 	struct hutch_err err = {0, ""};
 	int fds[4];
@@ -234,7 +234,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (;;) {
-		struct hutch_zmsg_fork m;
+		struct hutch_zmsg_fork m = {0};
 		int fds[HUTCH_ZMSG_MAX_FDS];
 		int nfds = 0;
 		ssize_t n;
