@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -129,6 +130,25 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
+/* With zmu held: make sure a zygote runs, starting a new one if the last
+ * died (killed, or out of memory). Cells it already made live on. */
+static int zygote_alive(struct hutch_pool *p, struct hutch_err *err)
+{
+	struct pollfd pfd = {p->zpidfd, POLLIN, 0};
+
+	if (p->zpid > 0 && p->zpidfd >= 0 && poll(&pfd, 1, 0) == 0)
+		return 0;
+	if (p->stopping)
+		return hutch_err_setx(err, ESHUTDOWN, "the pool is stopping");
+	hutch_log(HUTCH_LOG_WARN, "pool: the zygote is gone; starting a new one");
+	if (p->zpid > 0)
+		waitpid(p->zpid, NULL, 0);
+	close_fd(&p->zpidfd);
+	close_fd(&p->ctrl);
+	p->zpid = 0;
+	return start_zygote(p, err);
+}
+
 void hutch_pool_entry_release(struct hutch_pool_entry *e)
 {
 	if (e->pidfd >= 0)
@@ -203,7 +223,8 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	msg.ncg = (uint8_t)ncg;
 	pthread_mutex_lock(&p->zmu);
 	ssize_t n = -1;
-	if (hutch_send_fds(p->ctrl, &msg, sizeof(msg), fds, 2 + ncg) == 0)
+	if (zygote_alive(p, err) == 0 &&
+	    hutch_send_fds(p->ctrl, &msg, sizeof(msg), fds, 2 + ncg) == 0)
 		n = hutch_recv_fds(p->ctrl, &reply, sizeof(reply), NULL, 0, &nfds);
 	pthread_mutex_unlock(&p->zmu);
 	for (int i = 2; i < 2 + ncg; i++)
@@ -353,9 +374,17 @@ struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned 
 int hutch_pool_take(struct hutch_pool *p, struct hutch_pool_entry *e, struct hutch_err *err)
 {
 	pthread_mutex_lock(&p->mu);
-	if (p->nready > 0) {
+	while (p->nready > 0) {
 		/* newest first: its pages are the most likely to be warm */
 		*e = p->ready[--p->nready];
+		struct pollfd pfd = {e->pidfd, POLLIN, 0};
+		if (poll(&pfd, 1, 0) != 0) {
+			/* died while it waited (its zygote was killed): next one */
+			pthread_mutex_unlock(&p->mu);
+			hutch_pool_entry_release(e);
+			pthread_mutex_lock(&p->mu);
+			continue;
+		}
 		p->served++;
 		pthread_cond_broadcast(&p->wake);
 		pthread_mutex_unlock(&p->mu);
@@ -401,10 +430,12 @@ void hutch_pool_stop(struct hutch_pool *p)
 	p->stopping = true;
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
-	/* closing the control socket makes the zygote exit; the kill makes sure */
-	close_fd(&p->ctrl);
+	/* the kill ends any conversation in flight, so zmu comes free */
 	if (p->zpidfd >= 0)
 		(void)pidfd_send_signal(p->zpidfd, SIGKILL, NULL, 0);
+	pthread_mutex_lock(&p->zmu);
+	close_fd(&p->ctrl);
+	pthread_mutex_unlock(&p->zmu);
 	if (p->has_refiller)
 		pthread_join(p->refiller, NULL);
 	if (p->zpid > 0)
