@@ -4,8 +4,8 @@
 # unit and integration with the ASan+UBSan build. Ends with one line:
 # "N passed, N failed[, N skipped]".
 set -uo pipefail
-cd "$(dirname "$0")/.."
-. tests/lib.sh >/dev/null 2>&1 || true
+cd "$(dirname "$0")/.." || exit 1
+. tests/users.sh
 mkdir -p build
 log=build/check.log
 : >"$log"

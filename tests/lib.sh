@@ -170,21 +170,7 @@ need_root() {
 	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
 }
 
-# An unprivileged user for rootless tests: HUTCH_TEST_USER, or hutch-test
-# (created when we are root and it does not exist).
-test_user() {
-	local u=${HUTCH_TEST_USER:-hutch-test}
-	if ! id "$u" >/dev/null 2>&1; then
-		[ "$(id -u)" -eq 0 ] || return 1
-		useradd --system --no-create-home --shell /usr/sbin/nologin "$u" >/dev/null 2>&1 || return 1
-	fi
-	echo "$u"
-}
-
-# userns_works USER: can USER create a user namespace?
-userns_works() {
-	runuser -u "$1" -- unshare -U true >/dev/null 2>&1
-}
+. "$(dirname "${BASH_SOURCE[0]}")/users.sh"
 
 # hjson ARGS...: `hutch run --json ARGS`, never failing the script.
 hjson() {
