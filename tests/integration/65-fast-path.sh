@@ -6,7 +6,7 @@
 export HUTCH_TEST_PATH=fast
 . "$(dirname "$0")/../lib.sh"
 need_root
-plan 19
+plan 18
 
 json=$(hjson -- true)
 is "$(echo "$json" | jget path)" fast "with a daemon up, runs take the fast path"
@@ -99,12 +99,16 @@ try:
             lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
             if "r" not in line.split()[1] or "[vvar]" in line:
                 continue
-            try:
-                mem.seek(lo)
-                if needle in mem.read(hi - lo):
+            # read in chunks: a sanitized daemon maps terabytes of shadow
+            for at in range(lo, hi, 1 << 24):
+                try:
+                    mem.seek(at)
+                    chunk = mem.read(min(hi - at, (1 << 24) + len(needle)))
+                except (OSError, OverflowError, MemoryError):
+                    break
+                if needle in chunk:
                     found += 1
-            except OSError:
-                pass
+                    break
     print(found)
 except OSError as e:
     print(f"unreadable: {e}")
