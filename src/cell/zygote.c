@@ -112,15 +112,25 @@ static void close_all_but(const int *keep, int n)
 	}
 }
 
-/* B: pid 1 of the child's pid namespace. Never returns (C returns). */
+/* B: pid 1 of the child's pid namespace. Never returns (C returns 0). */
 static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch_err *err)
 {
 	char go;
 	pid_t c;
 
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || read(go_fd, &go, 1) != 1)
+	/* Wait until the zygote has attached us to our cgroup. The zygote is
+	 * pid 1 of its own namespace: if it dies, so do we, with everything
+	 * in ours (no parent-death signal needed). */
+	if (read(go_fd, &go, 1) != 1)
 		_exit(127);
-	/* attached by A by now: its cgroup becomes the root of its view */
+	close(go_fd);
+	/* the zygote ignores SIGCHLD (the kernel reaps its cells at once); we
+	 * and what we run must get exit statuses (wait4, subprocess) */
+	struct sigaction dfl;
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	(void)sigaction(SIGCHLD, &dfl, NULL);
+	/* our cgroup becomes the root of our view */
 	if (spec->cgroup_procs_fds[0] >= 0 && unshare(CLONE_NEWCGROUP) < 0)
 		hutch_cell_child_fail(spec->status_fd, "cgroupns",
 				      (hutch_err_set(err, errno, "unshare"), err));
@@ -128,54 +138,53 @@ static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch
 	    hutch_layer_writable("", "/run", spec->disk_bytes, err) < 0 ||
 	    umount2("/run", MNT_DETACH) < 0 || hutch_net_loopback_up(err) < 0 ||
 	    hutch_ns_set_identity(err) < 0)
-		_exit(127); /* the daemon sees EOF on status and no ready: sandbox_error */
+		_exit(127); /* the pool sees the channel close: the cell is not made */
 	/* tell the pool who we are: it gets our pid in its own namespace */
 	if (write(spec->chan_fd, "b", 1) != 1)
+		_exit(127);
+	/* The filter, once, for B and for C (inherited over fork): loading it
+	 * is the dearest step of a cell (the kernel compiles the program). B
+	 * still holds CAP_SYS_ADMIN, which allows it without no_new_privs. */
+	if (hutch_seccomp_load(spec->seccomp, err) < 0)
 		_exit(127);
 	c = fork();
 	if (c < 0)
 		_exit(127);
 	if (c == 0) {
 		int keep[] = {spec->chan_fd};
-		(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 		close_all_but(keep, 1);
 		return 0;
 	}
-	int keep[] = {spec->status_fd, go_fd};
-	close_all_but(keep, 2);
+	int keep[] = {spec->status_fd};
+	close_all_but(keep, 1);
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)prctl(PR_SET_NAME, "hutch-init", 0, 0, 0);
 	hutch_cell_scrub_args_and_env();
-	if (hutch_caps_drop_all(spec->use_userns, err) < 0 ||
-	    hutch_seccomp_load(spec->seccomp, err) < 0)
-		_exit(126);
-	/* uid change cleared PDEATHSIG: re-arm, then check A is still there
-	 * (A holds the go pipe's write end until it exits). */
-	struct pollfd pfd = {go_fd, POLLIN, 0};
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pfd, 1, 0) != 0)
+	if (hutch_caps_drop_all(spec->use_userns, err) < 0)
 		_exit(126);
 	hutch_cell_init_wait(spec->status_fd, c);
 }
 
-/* A: unshare, fork B, attach it, let it go, report its pid, wait for it.
- * Returns only in C (0). */
-static pid_t run_a(const struct hutch_zygote_fork *spec, int pid_fd, struct hutch_err *err)
+pid_t hutch_zygote_fork(const struct hutch_zygote_fork *spec, struct hutch_err *err)
 {
+	/* B is cloned straight into its new namespaces: one process fewer per
+	 * cell than unshare + fork (and fork is dear here). */
 	unsigned long flags =
 		CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS;
 	char num[24];
 	int go[2];
 	pid_t b;
 
-	(void)prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-	if (unshare((int)flags) < 0 || pipe2(go, O_CLOEXEC) < 0)
-		_exit(127);
-	b = fork();
-	if (b < 0)
-		_exit(127);
+	if (pipe2(go, O_CLOEXEC) < 0)
+		return hutch_err_set(err, errno, "pipe");
+	b = hutch_sys_clone(flags);
+	if (b < 0) {
+		close(go[0]);
+		close(go[1]);
+		return hutch_err_set(err, errno, "clone cell");
+	}
 	if (b == 0) {
 		close(go[1]);
-		close(pid_fd);
 		if (run_b(spec, go[0], err) == 0)
 			return 0; /* C: back to the zygote's code, to await a request */
 		_exit(127);
@@ -184,46 +193,17 @@ static pid_t run_a(const struct hutch_zygote_fork *spec, int pid_fd, struct hutc
 	int n = snprintf(num, sizeof(num), "%d", b);
 	for (int i = 0; i < 8 && spec->cgroup_procs_fds[i] >= 0; i++) {
 		if (write(spec->cgroup_procs_fds[i], num, (size_t)n) != n) {
+			hutch_err_set(err, errno, "attach cell to its cgroup");
 			kill(b, SIGKILL);
-			_exit(127);
+			close(go[1]);
+			return -1;
 		}
 	}
-	if (write(go[1], "g", 1) != 1 || write(pid_fd, &b, sizeof(b)) != sizeof(b))
-		_exit(127);
-	int keep[] = {go[1]};
-	close_all_but(keep, 1);
-	while (waitpid(b, NULL, 0) < 0 && errno == EINTR)
-		;
-	_exit(0);
-}
-
-pid_t hutch_zygote_fork(const struct hutch_zygote_fork *spec, struct hutch_err *err)
-{
-	int pipefd[2];
-	pid_t a;
-	pid_t b = -1;
-
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return hutch_err_set(err, errno, "pipe");
-	a = fork();
-	if (a < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return hutch_err_set(err, errno, "fork");
+	if (write(go[1], "g", 1) != 1) {
+		hutch_err_set(err, errno, "start cell");
+		close(go[1]);
+		return -1;
 	}
-	if (a == 0) {
-		close(pipefd[0]);
-		return run_a(spec, pipefd[1], err); /* only C returns */
-	}
-	close(pipefd[1]);
-	ssize_t n;
-	do
-		n = read(pipefd[0], &b, sizeof(b));
-	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n != sizeof(b)) {
-		waitpid(a, NULL, 0);
-		return hutch_err_setx(err, ECHILD, "zygote child failed before it started");
-	}
+	close(go[1]);
 	return b;
 }

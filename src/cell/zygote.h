@@ -5,14 +5,15 @@
  *                     rootless], the template's root, privileged in it;
  *                     execs the hutch-zygote binary, which warms Python)
  *
- *   zygote ──fork──> A: unshare(mount, pid, net, ipc, uts) ──fork──> B
- *      B: pid 1 of the new pid namespace; attached to its cgroup by A; own
- *         /proc and writable tmpfs; loopback up; forks C, drops every
- *         privilege, and reports C's wait status like a cold init
- *      C: pid 2; waits (still privileged in its namespaces) for a request,
- *         then places files, drops privileges, loads seccomp and runs it
- *      A: waits for B and exits; it is only there so B has a parent whose
- *         death (with the zygote's, with the daemon's) kills it.
+ *   zygote ──clone(new mount, pid, net, ipc, uts namespaces)──> B
+ *      B: pid 1 of the new pid namespace; attached to its cgroup by the
+ *         zygote; own /proc and writable tmpfs; loopback up; loads seccomp;
+ *         forks C, drops every privilege, and reports C's wait status like
+ *         a cold init
+ *      C: pid 2; drops every privilege, loads landlock, and waits for a
+ *         request; then places its files and runs it
+ *   The zygote is pid 1 of its own pid namespace: when it dies (with the
+ *   daemon: PDEATHSIG), every cell dies with it.
  */
 #ifndef HUTCH_CELL_ZYGOTE_H
 #define HUTCH_CELL_ZYGOTE_H
@@ -47,9 +48,9 @@ struct hutch_zygote_fork {
 	const struct hutch_seccomp_prog *seccomp; /* for B */
 };
 
-/* In a zygote: make A, B and C. Returns B's pid (> 0) in the zygote; returns
- * 0 in C, with every fd but chan_fd and 0-2 closed; -1 with err on failure.
- * The zygote must reap A (it exits when B does). */
+/* In a zygote: make B and C. Returns B's pid (> 0, in the zygote's pid
+ * namespace) in the zygote; returns 0 in C, with every fd but chan_fd and
+ * 0-2 closed; -1 with err on failure. The zygote must reap B. */
 pid_t hutch_zygote_fork(const struct hutch_zygote_fork *spec, struct hutch_err *err);
 
 #endif

@@ -36,8 +36,8 @@ static int acquire(struct hutch_engine *c)
 	/* pool cells are made with the default limits: write only what differs
 	 * (each cgroup file write is a few tens of µs here) */
 	const struct hutch_limits *l = &c->req->limits;
-	bool is_default = l->memory_bytes == HUTCH_DEFAULT_MEMORY && l->pids == HUTCH_DEFAULT_PIDS &&
-			  l->cpus == 0;
+	bool is_default = l->memory_bytes == HUTCH_DEFAULT_MEMORY &&
+			  l->pids == HUTCH_DEFAULT_PIDS && l->cpus == 0;
 	if (!is_default && hutch_cgroup_set_limits(&c->cg, l, &err) < 0) {
 		hutch_engine_fail(c->res, "cgroup", &err);
 		return -1;

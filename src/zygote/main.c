@@ -9,6 +9,7 @@
  * runs it — Python in the warm interpreter, anything else by execve — and
  * exits. */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,8 +75,7 @@ static void lock_down(int chan)
 		fail(chan, "capabilities", &err);
 	if (hutch_landlock_apply(&err) < 0)
 		fail(chan, "landlock", &err);
-	if (hutch_seccomp_load(seccomp_prog, &err) < 0)
-		fail(chan, "seccomp", &err);
+	/* seccomp: inherited from B, which loaded it before forking us */
 }
 
 /* The request's part of what the cold path's program does before execve. */
@@ -233,14 +233,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "hutch-zygote: %s\n", msg);
 		return 1;
 	}
+	/* Cells (B) are the zygote's children: let the kernel reap them the
+	 * moment they exit, so their cgroups can go at once (a zombie would
+	 * hold one until our next message). The pool watches them by pidfd. */
+	signal(SIGCHLD, SIG_IGN);
 	for (;;) {
 		struct hutch_zmsg_fork m = {0};
 		int fds[HUTCH_ZMSG_MAX_FDS];
 		int nfds = 0;
 		ssize_t n;
 
-		while (waitpid(-1, NULL, WNOHANG) > 0)
-			; /* reap the A processes whose B has exited */
 		n = hutch_recv_fds(CTRL_FD, &m, sizeof(m), fds, HUTCH_ZMSG_MAX_FDS, &nfds);
 		if (n == 0)
 			return 0; /* the pool is gone */
