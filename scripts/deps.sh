@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-	build-essential pkg-config libseccomp-dev libjansson-dev
+	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap
