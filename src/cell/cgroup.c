@@ -300,6 +300,23 @@ int hutch_cgroup_set_limits(struct hutch_cgroup *cg, const struct hutch_limits *
 	return 0;
 }
 
+int hutch_cgroup_set_weight(const struct hutch_cgroup *cg, unsigned weight, struct hutch_err *err)
+{
+	char num[32];
+
+	if (cg->version == 2 && cg->has[HUTCH_CG_CPU]) {
+		snprintf(num, sizeof(num), "%u", weight);
+		if (write_text(cg->dirs[0], "cpu.weight", num) < 0)
+			return hutch_err_set(err, errno, "set cpu.weight");
+	} else if (cg->version == 1 && cg->has[HUTCH_CG_CPU]) {
+		/* v1 shares: 1024 is the default, as 100 is v2's weight */
+		snprintf(num, sizeof(num), "%u", weight * 1024 / 100 < 2 ? 2 : weight * 1024 / 100);
+		if (write_text(cg->dirs[HUTCH_CG_CPU], "cpu.shares", num) < 0)
+			return hutch_err_set(err, errno, "set cpu.shares");
+	}
+	return 0;
+}
+
 int hutch_cgroup_attach(const struct hutch_cgroup *cg, pid_t pid, struct hutch_err *err)
 {
 	char num[32];

@@ -49,6 +49,9 @@ int hutch_cgroup_create(struct hutch_cgroup *cg, const char *name, const struct 
  * request's limits just before they run it). */
 int hutch_cgroup_set_limits(struct hutch_cgroup *cg, const struct hutch_limits *lim,
 			    struct hutch_err *err);
+/* CPU weight relative to siblings (v2 cpu.weight 1-10000, default 100;
+ * v1 cpu.shares scaled to match). No-op without a cpu controller. */
+int hutch_cgroup_set_weight(const struct hutch_cgroup *cg, unsigned weight, struct hutch_err *err);
 int hutch_cgroup_attach(const struct hutch_cgroup *cg, pid_t pid, struct hutch_err *err);
 /* CPU time used so far (µs), or 0 when not available. */
 uint64_t hutch_cgroup_cpu_us(const struct hutch_cgroup *cg);

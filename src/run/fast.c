@@ -38,6 +38,7 @@ static int acquire(struct hutch_engine *c)
 	const struct hutch_limits *l = &c->req->limits;
 	bool is_default = l->memory_bytes == HUTCH_DEFAULT_MEMORY &&
 			  l->pids == HUTCH_DEFAULT_PIDS && l->cpus == 0;
+	(void)hutch_cgroup_set_weight(&c->cg, 100, NULL);
 	if (!is_default && hutch_cgroup_set_limits(&c->cg, l, &err) < 0) {
 		hutch_engine_fail(c->res, "cgroup", &err);
 		return -1;

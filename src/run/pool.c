@@ -41,7 +41,8 @@ struct hutch_pool {
 	bool stopping;
 	pthread_t refiller;
 	bool has_refiller;
-	int ctrl; /* our end of the zygote's control socket */
+	int ctrl;		 /* our end of the zygote's control socket */
+	struct hutch_cgroup zcg; /* the zygote's own, at the lowest CPU weight */
 	pid_t zpid;
 	int zpidfd;
 	char preload[512];
@@ -120,6 +121,19 @@ static int start_zygote(struct hutch_pool *p, struct hutch_err *err)
 		return -1;
 	}
 	p->ctrl = sv[0];
+	/* Making cells (forks, page-table copies) is background work: in a
+	 * cgroup of its own at the lowest CPU weight, it never competes with
+	 * a request. Without cgroups it simply runs as it is. */
+	if (!p->zcg.version) {
+		struct hutch_limits zl = {.memory_bytes = 4ull << 30, .pids = 4096};
+		char name[64];
+		snprintf(name, sizeof(name), "%d.zygote", getpid());
+		if (hutch_cgroup_create(&p->zcg, name, &zl, NULL, 0, err) < 0)
+			memset(&p->zcg, 0, sizeof(p->zcg));
+	}
+	if (p->zcg.version && (hutch_cgroup_set_weight(&p->zcg, 1, err) < 0 ||
+			       hutch_cgroup_attach(&p->zcg, p->zpid, err) < 0))
+		hutch_log(HUTCH_LOG_WARN, "pool: zygote runs without its own cgroup: %s", err->msg);
 	return 0;
 }
 
@@ -203,6 +217,10 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	pthread_mutex_unlock(&p->mu);
 	if (hutch_cgroup_create(&e->cg, name, &defaults, e->cg_note, sizeof(e->cg_note), err) < 0)
 		return -1;
+	/* A cell being made (and waiting) yields the CPU to cells running
+	 * code: the refill never slows a request down. Taken cells get the
+	 * default weight back (fast.c). */
+	(void)hutch_cgroup_set_weight(&e->cg, 1, NULL);
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) < 0 ||
 	    pipe2(status, O_CLOEXEC) < 0) {
 		hutch_err_set(err, errno, "socketpair");
@@ -243,6 +261,11 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	pid_t pid = 0;
 	if (hutch_recv_pid(chan[0], &hello, 1, &pid) != 1 || pid <= 0) {
 		hutch_err_setx(err, ECHILD, "the new cell died while it was set up");
+		goto out_fail;
+	}
+	/* ...and wait until its program side (C) is warm and locked down */
+	if (read(chan[0], &hello, 1) != 1 || hello != 'c') {
+		hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
 		goto out_fail;
 	}
 	e->pid = pid;
@@ -447,6 +470,8 @@ void hutch_pool_stop(struct hutch_pool *p)
 	for (unsigned i = 0; i < p->ngrave; i++)
 		hutch_cgroup_destroy(&p->graveyard[i], NULL);
 	free(p->graveyard);
+	if (p->zcg.version)
+		hutch_cgroup_destroy(&p->zcg, NULL);
 	pthread_mutex_destroy(&p->mu);
 	pthread_mutex_destroy(&p->zmu);
 	pthread_cond_destroy(&p->wake);

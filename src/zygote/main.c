@@ -130,6 +130,9 @@ static _Noreturn void serve_child(int chan)
 	(void)prctl(PR_SET_NAME, "hutch-cell", 0, 0, 0);
 	hutch_cell_scrub_args_and_env();
 	lock_down(chan);
+	/* ready: the pool hands out only cells that got this far */
+	if (write(chan, "c", 1) != 1)
+		_exit(127);
 	ssize_t n = hutch_recv_fds(chan, &msg, sizeof(msg), fds, 4, &nfds);
 	if (n != (ssize_t)sizeof(msg) || msg.cmd != 'R' || nfds != 4)
 		_exit(127); /* the pool gave up on us */
