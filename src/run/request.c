@@ -160,36 +160,86 @@ static int validate_limits(const struct hutch_limits *l, struct hutch_err *err)
 	return 0;
 }
 
+struct placed {
+	char *path; /* normalised */
+	size_t index;
+};
+
+static int by_path(const void *x, const void *y)
+{
+	const struct placed *a = x;
+	const struct placed *b = y;
+	int c = strcmp(a->path, b->path);
+
+	return c ? c : (a->index > b->index) - (a->index < b->index);
+}
+
+/* Sorted, a clash is between neighbours: the same path twice, or a path
+ * that is a file and also the directory of the next one ("a", "a/b").
+ * O(n log n): requests may carry thousands of files. */
+static int check_clashes(struct placed *v, size_t n, struct hutch_err *err)
+{
+	qsort(v, n, sizeof(*v), by_path);
+	for (size_t i = 1; i < n; i++) {
+		size_t len = strlen(v[i - 1].path);
+		if (strcmp(v[i - 1].path, v[i].path) == 0)
+			return hutch_err_setx(err, EINVAL, "files[%zu]: '%s' given twice",
+					      v[i].index, v[i].path);
+		if (strncmp(v[i - 1].path, v[i].path, len) == 0 && v[i].path[len] == '/')
+			return hutch_err_setx(err, EINVAL,
+					      "files[%zu]: '%s' is a file, so files[%zu] cannot be "
+					      "inside it",
+					      v[i - 1].index, v[i - 1].path, v[i].index);
+	}
+	return 0;
+}
+
 static int validate_files(const struct hutch_exec_request *req, const char *code_path,
 			  struct hutch_err *err)
 {
 	char a[1100];
-	char b[1100];
 	uint64_t total = req->code_len;
+	struct placed *v = hutch_xcalloc(req->nfiles + 1, sizeof(*v));
+	size_t n = 0;
+	int rc = -1;
 
 	for (size_t i = 0; i < req->nfiles; i++) {
-		if (hutch_sandbox_path(req->files[i].path, a, sizeof(a), 0, err) < 0)
-			return hutch_err_prefix(err, "files[%zu]", i);
-		if (req->files[i].mode > 07777)
-			return hutch_err_setx(err, EINVAL,
-					      "files[%zu]: mode %o is not a permission mode", i,
-					      req->files[i].mode);
-		if (code_path && strcmp(a, code_path) == 0)
-			return hutch_err_setx(err, EINVAL,
-					      "files[%zu]: '%s' is where the code goes", i, a);
-		for (size_t j = 0; j < i; j++) {
-			if (hutch_sandbox_path(req->files[j].path, b, sizeof(b), 0, NULL) == 0 &&
-			    strcmp(a, b) == 0)
-				return hutch_err_setx(err, EINVAL, "files[%zu]: '%s' given twice",
-						      i, a);
+		if (hutch_sandbox_path(req->files[i].path, a, sizeof(a), 0, err) < 0) {
+			hutch_err_prefix(err, "files[%zu]", i);
+			goto out;
 		}
+		if (req->files[i].mode > 07777) {
+			hutch_err_setx(err, EINVAL, "files[%zu]: mode %o is not a permission mode",
+				       i, req->files[i].mode);
+			goto out;
+		}
+		if (code_path && strcmp(a, code_path) == 0) {
+			hutch_err_setx(err, EINVAL, "files[%zu]: '%s' is where the code goes", i,
+				       a);
+			goto out;
+		}
+		v[n].path = hutch_xstrdup(a);
+		v[n++].index = i;
 		total += req->files[i].len;
 	}
-	if (total > req->limits.disk_bytes)
-		return hutch_err_setx(
-			err, ENOSPC, "files need %llu bytes but limits.disk_bytes is %llu",
-			(unsigned long long)total, (unsigned long long)req->limits.disk_bytes);
-	return 0;
+	if (code_path) {
+		v[n].path = hutch_xstrdup(code_path);
+		v[n++].index = req->nfiles; /* the code file */
+	}
+	if (check_clashes(v, n, err) < 0)
+		goto out;
+	if (total > req->limits.disk_bytes) {
+		hutch_err_setx(err, ENOSPC, "files need %llu bytes but limits.disk_bytes is %llu",
+			       (unsigned long long)total,
+			       (unsigned long long)req->limits.disk_bytes);
+		goto out;
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+	return rc;
 }
 
 int hutch_request_validate(const struct hutch_exec_request *req, struct hutch_err *err)
