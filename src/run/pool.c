@@ -195,19 +195,55 @@ static int open_procs(const struct hutch_cgroup *cg, int *fds, int max)
 	return n;
 }
 
+/* One conversation with the zygote: send the fork message with its fds;
+ * 0 when it made the cell, -1 with err otherwise. */
+static int ask_zygote(struct hutch_pool *p, const struct hutch_zmsg_fork *msg, const int *fds,
+		      int nfds_out, struct hutch_err *err)
+{
+	struct hutch_zmsg_forked reply = {0};
+	ssize_t n = -1;
+	int nfds = 0;
+	bool alive;
+
+	pthread_mutex_lock(&p->zmu);
+	alive = zygote_alive(p, err) == 0;
+	if (alive && hutch_send_fds(p->ctrl, msg, sizeof(*msg), fds, nfds_out) == 0)
+		n = hutch_recv_fds(p->ctrl, &reply, sizeof(reply), NULL, 0, &nfds);
+	pthread_mutex_unlock(&p->zmu);
+	if (n == (ssize_t)sizeof(reply) && reply.pid > 0)
+		return 0;
+	if (n == (ssize_t)sizeof(reply))
+		*err = reply.err;
+	else if (alive)
+		hutch_err_setx(err, EPIPE, "the zygote is gone");
+	return -1;
+}
+
+/* The new cell's two messages: B's hello, which carries its pid as we see
+ * it (the zygote's answer is in its own namespace), then C's, once it is
+ * warm and locked down. */
+static int wait_ready(int chan, pid_t *pid, struct hutch_err *err)
+{
+	char hello = 0;
+
+	if (hutch_recv_pid(chan, &hello, 1, pid) != 1 || *pid <= 0)
+		return hutch_err_setx(err, ECHILD, "the new cell died while it was set up");
+	if (read(chan, &hello, 1) != 1 || hello != 'c')
+		return hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
+	return 0;
+}
+
 /* Ask the zygote for one cell. */
 static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct hutch_err *err)
 {
 	struct hutch_limits defaults = {.memory_bytes = HUTCH_DEFAULT_MEMORY,
 					.pids = HUTCH_DEFAULT_PIDS};
 	struct hutch_zmsg_fork msg = {'F', 0, {0}, POOL_DISK};
-	struct hutch_zmsg_forked reply = {0};
 	int chan[2] = {-1, -1};
 	int status[2] = {-1, -1};
 	int fds[2 + HUTCH_CG_NCTL];
 	char name[64];
 	int ncg = 0;
-	int nfds = 0;
 
 	memset(e, 0, sizeof(*e));
 	e->pidfd = e->chan = e->status_fd = -1;
@@ -239,35 +275,14 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 		goto out_fail;
 	}
 	msg.ncg = (uint8_t)ncg;
-	pthread_mutex_lock(&p->zmu);
-	ssize_t n = -1;
-	if (zygote_alive(p, err) == 0 &&
-	    hutch_send_fds(p->ctrl, &msg, sizeof(msg), fds, 2 + ncg) == 0)
-		n = hutch_recv_fds(p->ctrl, &reply, sizeof(reply), NULL, 0, &nfds);
-	pthread_mutex_unlock(&p->zmu);
+	pid_t pid = 0;
+	int rc = ask_zygote(p, &msg, fds, 2 + ncg, err);
 	for (int i = 2; i < 2 + ncg; i++)
 		close(fds[i]);
 	close_fd(&chan[1]);
 	close_fd(&status[1]);
-	if (n != (ssize_t)sizeof(reply) || reply.pid <= 0) {
-		if (n == (ssize_t)sizeof(reply))
-			*err = reply.err;
-		else
-			hutch_err_setx(err, EPIPE, "the zygote is gone");
+	if (rc < 0 || wait_ready(chan[0], &pid, err) < 0)
 		goto out_fail;
-	}
-	/* B's pid as we see it (the zygote's answer is in its own namespace) */
-	char hello = 0;
-	pid_t pid = 0;
-	if (hutch_recv_pid(chan[0], &hello, 1, &pid) != 1 || pid <= 0) {
-		hutch_err_setx(err, ECHILD, "the new cell died while it was set up");
-		goto out_fail;
-	}
-	/* ...and wait until its program side (C) is warm and locked down */
-	if (read(chan[0], &hello, 1) != 1 || hello != 'c') {
-		hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
-		goto out_fail;
-	}
 	e->pid = pid;
 	e->pidfd = pidfd_open(e->pid, 0);
 	e->chan = chan[0];
@@ -343,7 +358,8 @@ static void *refill_main(void *arg)
 		int rc = make_entry(p, &e, &err);
 		pthread_mutex_lock(&p->mu);
 		if (rc < 0) {
-			hutch_log(HUTCH_LOG_WARN, "pool: cannot make a cell: %s", err.msg);
+			if (!p->stopping)
+				hutch_log(HUTCH_LOG_WARN, "pool: cannot make a cell: %s", err.msg);
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += 1; /* back off; the zygote may be restarting */
