@@ -230,36 +230,15 @@ static void check_cpu(struct hutch_engine *c)
 	}
 }
 
-/* The program's own exit report on the report channel (the fast path's
- * Python child sends one just before it exits, so the result need not wait
- * for its address space and its init to be torn down); EOF otherwise. */
-static void read_early_report(struct hutch_engine *c)
-{
-	struct hutch_cell_report r;
-	ssize_t n = read(c->cell.report_fd, &r, sizeof(r));
-
-	if (n == (ssize_t)sizeof(r) && !c->have_status) {
-		c->report = r;
-		c->have_status = true;
-		c->program_done = true;
-	}
-	if (n <= 0 || n == (ssize_t)sizeof(r)) {
-		close(c->cell.report_fd);
-		c->cell.report_fd = -1;
-	}
-}
-
-/* The run phase: until the program is done (init exited, or the program's
- * own exit report) and both pipes are at EOF. */
+/* The run phase: until init has exited and both pipes are at EOF. */
 static void supervise(struct hutch_engine *c)
 {
 	uint64_t exit_grace = 0;
 
-	while (!(c->init_exited || c->program_done) || c->out_fd >= 0 || c->err_fd >= 0) {
-		struct pollfd pfd[5] = {{c->out_fd, POLLIN, 0},
+	while (!c->init_exited || c->out_fd >= 0 || c->err_fd >= 0) {
+		struct pollfd pfd[4] = {{c->out_fd, POLLIN, 0},
 					{c->err_fd, POLLIN, 0},
 					{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
-					{c->cell.report_fd, POLLIN, 0},
 					{c->cancelled ? -1 : c->cancel_fd, POLLRDHUP, 0}};
 		uint64_t now = hutch_now_us();
 		int timeout_ms;
@@ -268,7 +247,7 @@ static void supervise(struct hutch_engine *c)
 			c->timed_out = true;
 			kill_all(c);
 		}
-		if ((c->init_exited || c->program_done) && !exit_grace)
+		if (c->init_exited && !exit_grace)
 			exit_grace = now + 1000000;
 		if (exit_grace && now >= exit_grace)
 			break; /* something in D state holds a pipe; stop waiting */
@@ -277,7 +256,7 @@ static void supervise(struct hutch_engine *c)
 			timeout_ms = 20;
 		if (exit_grace && timeout_ms > 100)
 			timeout_ms = 100;
-		if (poll(pfd, 5, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 4, timeout_ms) < 0 && errno != EINTR)
 			break;
 		if (c->out_fd >= 0 && pfd[0].revents)
 			drain(c, &c->out_fd, &c->out);
@@ -285,12 +264,9 @@ static void supervise(struct hutch_engine *c)
 			drain(c, &c->err_fd, &c->err);
 		if (!c->init_exited && pfd[2].revents) {
 			c->init_exited = true;
-			if (!c->have_status)
-				read_status(c);
+			read_status(c);
 		}
-		if (c->cell.report_fd >= 0 && pfd[3].revents)
-			read_early_report(c);
-		if (!c->cancelled && pfd[4].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+		if (!c->cancelled && pfd[3].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
 			c->cancelled = true; /* nobody is waiting for the result */
 			kill_all(c);
 		}

@@ -42,7 +42,6 @@ struct hutch_engine {
 	bool output_killed;
 	bool init_exited;
 	bool have_status;
-	bool program_done; /* its own exit report arrived (fast path) */
 	bool cancelled;	   /* the caller went away (hooks->cancel_fd) */
 	int cancel_fd;
 	struct hutch_cell_report report;

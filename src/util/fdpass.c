@@ -43,10 +43,13 @@ int hutch_send_fds(int sock, const void *buf, size_t len, const int *fds, int nf
 	return 0;
 }
 
-ssize_t hutch_recv_fds(int sock, void *buf, size_t len, int *fds, int max_fds, int *nfds)
+/* One recvmsg: bytes into buf, SCM_RIGHTS fds into fds (when fds), the
+ * sender's pid from SCM_CREDENTIALS into *pid (when pid). */
+static ssize_t recv_one(int sock, void *buf, size_t len, int *fds, int max_fds, int *nfds,
+			pid_t *pid)
 {
 	union {
-		char buf[CMSG_SPACE(sizeof(int) * MAX_FDS)];
+		char buf[CMSG_SPACE(sizeof(int) * MAX_FDS) + CMSG_SPACE(sizeof(struct ucred))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = {buf, len};
@@ -63,17 +66,24 @@ ssize_t hutch_recv_fds(int sock, void *buf, size_t len, int *fds, int max_fds, i
 	if (n < 0)
 		return -1;
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+		if (c->cmsg_level != SOL_SOCKET)
+			continue;
+		if (c->cmsg_type == SCM_CREDENTIALS && pid) {
+			struct ucred cr;
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			*pid = cr.pid;
+		}
+		if (c->cmsg_type != SCM_RIGHTS)
 			continue;
 		int count = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
 		int got[MAX_FDS];
 		memcpy(got, CMSG_DATA(c),
 		       sizeof(int) * (size_t)(count < MAX_FDS ? count : MAX_FDS));
 		for (int i = 0; i < count && i < MAX_FDS; i++) {
-			if (*nfds < max_fds)
+			if (fds && *nfds < max_fds)
 				fds[(*nfds)++] = got[i];
 			else
-				close(got[i]);
+				close(got[i]); /* nobody asked for it: never leak it */
 		}
 	}
 	if (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
@@ -86,31 +96,15 @@ ssize_t hutch_recv_fds(int sock, void *buf, size_t len, int *fds, int max_fds, i
 	return n;
 }
 
+ssize_t hutch_recv_fds(int sock, void *buf, size_t len, int *fds, int max_fds, int *nfds)
+{
+	return recv_one(sock, buf, len, fds, max_fds, nfds, NULL);
+}
+
 ssize_t hutch_recv_pid(int sock, void *buf, size_t len, pid_t *pid)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(struct ucred))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = {buf, len};
-	struct msghdr msg = {.msg_iov = &iov,
-			     .msg_iovlen = 1,
-			     .msg_control = u.buf,
-			     .msg_controllen = sizeof(u.buf)};
-	ssize_t n;
+	int nfds;
 
 	*pid = 0;
-	do
-		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n <= 0)
-		return n;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
-			struct ucred cr;
-			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
-			*pid = cr.pid;
-		}
-	}
-	return n;
+	return recv_one(sock, buf, len, NULL, 0, &nfds, pid);
 }
