@@ -174,7 +174,8 @@ struct hutch_run_hooks {
 	void (*on_output)(void *ctx, int stream /* 1 or 2 */, const char *buf, size_t len);
 	void *ctx;
 	/* When > 0: the run is killed (status killed) as soon as this fd reports
-	 * a hangup, e.g. the connection of a client that went away. */
+	 * a full hangup (POLLHUP), e.g. the connection of a client that went
+	 * away; a socket whose peer only shut down its writing side is not. */
 	int cancel_fd;
 };
 

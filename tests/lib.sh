@@ -151,6 +151,8 @@ hutch() {
 }
 
 # probe_in ARGS...: run the probe inside a sandbox; prints its stdout.
+# The probe exits 1 when its answer is an errno name (the expected answer of
+# most attacks), so its exit status is not a failure of the test.
 probe_in() {
 	hutch run --file "$PROBE:probe" -- /workspace/probe "$@" 2>/dev/null || true
 }
@@ -172,7 +174,9 @@ need_root() {
 
 . "$(dirname "${BASH_SOURCE[0]}")/users.sh"
 
-# hjson ARGS...: `hutch run --json ARGS`, never failing the script.
+# hjson ARGS...: `hutch run --json ARGS`. Its exit status mirrors the
+# program's (124 on timeout, 137 on OOM...), which is what many tests provoke;
+# they assert on the JSON, so a status other than 0 does not end the script.
 hjson() {
 	hutch run --json "$@" || true
 }

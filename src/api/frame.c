@@ -45,10 +45,13 @@ int hutch_frame_write(int fd, char type, const void *payload, size_t len)
 	return 0;
 }
 
+/* 1 when len bytes were read, 0 at EOF before any, -1 otherwise (errno 0
+ * when the peer closed midway). */
 static int read_full(int fd, void *buf, size_t len)
 {
 	size_t done = 0;
 
+	errno = 0;
 	while (done < len) {
 		ssize_t n = read(fd, (char *)buf + done, len - done);
 		if (n < 0 && errno == EINTR)
@@ -69,8 +72,10 @@ int hutch_frame_read(int fd, char *type, char **payload, size_t *len, struct hut
 	*payload = NULL;
 	if (rc == 0)
 		return 0;
+	if (rc < 0 && errno)
+		return hutch_err_set(err, errno, "read frame header");
 	if (rc < 0)
-		return hutch_err_set(err, errno ? errno : EPROTO, "read frame header");
+		return hutch_err_setx(err, EPROTO, "truncated frame header (5 bytes needed)");
 	n = (uint32_t)head[0] | (uint32_t)head[1] << 8 | (uint32_t)head[2] << 16 |
 	    (uint32_t)head[3] << 24;
 	if (n == 0)

@@ -239,7 +239,9 @@ static void supervise(struct hutch_engine *c)
 		struct pollfd pfd[4] = {{c->out_fd, POLLIN, 0},
 					{c->err_fd, POLLIN, 0},
 					{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
-					{c->cancelled ? -1 : c->cancel_fd, POLLRDHUP, 0}};
+					/* a full hangup only: a client that
+					 * half-closed still reads the result */
+					{c->cancelled ? -1 : c->cancel_fd, 0, 0}};
 		uint64_t now = hutch_now_us();
 		int timeout_ms;
 
@@ -266,7 +268,7 @@ static void supervise(struct hutch_engine *c)
 			c->init_exited = true;
 			read_status(c);
 		}
-		if (!c->cancelled && pfd[3].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+		if (!c->cancelled && pfd[3].revents & (POLLHUP | POLLERR)) {
 			c->cancelled = true; /* nobody is waiting for the result */
 			kill_all(c);
 		}

@@ -42,8 +42,8 @@ sleeper=$!
 is "$("$PROBE" kill $sleeper)" OK "outside: a host process can be signalled"
 is "$(probe_in kill $sleeper)" ESRCH "inside: the host process does not exist"
 is "$(probe_in read /proc/1/comm)" hutch-init "inside: pid 1 is the cell's own init"
-procs=$(hutch run -- sh -c 'ls /proc | grep -c "^[0-9]"' || true)
-if [ "$procs" -le 5 ]; then ok "inside: only the cell's processes are in /proc ($procs)"; else not_ok "inside: $procs processes visible"; fi
+procs=$(hutch run -- sh -c 'ls /proc | grep -c "^[0-9]"') || procs="run failed"
+if [[ $procs =~ ^[0-9]+$ ]] && [ "$procs" -le 5 ]; then ok "inside: only the cell's processes are in /proc ($procs)"; else not_ok "inside: $procs processes visible"; fi
 
 port=$((20000 + RANDOM % 20000))
 "$PY" -c '

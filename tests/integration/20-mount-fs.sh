@@ -37,6 +37,8 @@ else
 	ok "outside: no /dev/kvm on this machine (checked inside anyway)"
 fi
 is "$(probe_in exists /dev/kvm)" ENOENT "inside: no /dev/kvm"
+# a machine (or container) may have no block device at all, and then lsblk
+# prints nothing: /dev/vda is checked inside anyway
 blk=$(lsblk -dnpo NAME 2>/dev/null | head -1 || true)
 blk=${blk:-/dev/vda}
 if [ -b "$blk" ]; then ok "outside: block device $blk exists"; else ok "outside: no block device found (checked $blk inside anyway)"; fi
@@ -54,6 +56,7 @@ is "$(echo "$json" | jget limit_hit)" file_size "--file-size stops a large file 
 is "$(echo "$json" | jget status)" killed "a file-size kill is status killed"
 
 # Symlinks resolve inside the sandbox's root, never to the host's files.
+# (cat is expected to fail: its message is what is asserted.)
 echo "hutch-secret" > /root/hutch-link-secret-$$
 is "$(hutch run -- sh -c "ln -s /root/hutch-link-secret-$$ /workspace/l && cat /workspace/l" 2>&1 || true)" \
 	"cat: /workspace/l: No such file or directory" "inside: a symlink to a host path finds nothing"

@@ -6,6 +6,7 @@
 plan 33
 
 u=$(test_user) || skip_all "no unprivileged user to compare with"
+# the probe exits 1 whenever it reports an errno name: that is its answer
 outside() { runuser -u "$u" -- "$PROBE" syscall "$1" </dev/null 2>/dev/null || true; }
 # These succeed (or fail for another reason than EPERM) for an ordinary user.
 for call in ptrace keyctl add_key personality; do

@@ -118,14 +118,14 @@ PYEOF
 }
 # descendants of a pid, from /proc/*/stat (field 4 is the parent)
 descendants() {
-	local todo=("$1") p
-	while [ ${#todo[@]} -gt 0 ]; do
-		p=${todo[0]}
-		todo=("${todo[@]:1}")
+	local queue=("$1") p
+	while [ ${#queue[@]} -gt 0 ]; do
+		p=${queue[0]}
+		queue=("${queue[@]:1}")
 		# shellcheck disable=SC2013 # pids are words
 		for c in $(awk -v p="$p" '$4 == p {print $1}' /proc/[0-9]*/stat 2>/dev/null); do
 			echo "$c"
-			todo+=("$c")
+			queue+=("$c")
 		done
 	done
 }
