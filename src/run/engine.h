@@ -42,7 +42,7 @@ struct hutch_engine {
 	bool output_killed;
 	bool init_exited;
 	bool have_status;
-	bool cancelled;	   /* the caller went away (hooks->cancel_fd) */
+	bool cancelled; /* the caller went away (hooks->cancel_fd) */
 	int cancel_fd;
 	struct hutch_cell_report report;
 	void *slot; /* the path's own per-run state (a pool entry) */
