@@ -63,7 +63,19 @@ char *hutch_client_run(int fd, const struct hutch_exec_request *req,
 	rc = hutch_frame_write(fd, hooks ? 'S' : 'Q', json, strlen(json));
 	free(json);
 	if (rc < 0) {
-		hutch_err_set(err, errno, "send to the daemon");
+		int saved = errno;
+		char type;
+		char *payload = NULL;
+		size_t len;
+		/* a daemon that refuses us (peer uid) answers and closes at once:
+		 * its answer says more than our broken pipe */
+		if (hutch_frame_read(fd, &type, &payload, &len, err) == 1 && type == 'R' &&
+		    is_error(payload, len, err)) {
+			free(payload);
+			return NULL;
+		}
+		free(payload);
+		hutch_err_set(err, saved, "send to the daemon");
 		return NULL;
 	}
 	for (;;) {
