@@ -7,9 +7,9 @@
 #   make lint | format | fuzz | fuzz-smoke | bench | clean
 
 CC ?= cc
-PKGS := libseccomp jansson
+PKGS := libseccomp jansson libarchive
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson -larchive)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wswitch-enum -Wundef -Wvla -Wpointer-arith \
@@ -40,7 +40,7 @@ endif
 GCC_ONLY = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 ALL_CFLAGS = $(BASE_CFLAGS) $(GCC_ONLY) $(HARDEN) $(CFLAGS)
 
-LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c src/api/*.c)
+LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c src/session/*.c src/api/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 # The zygote embeds CPython: only it links libpython (python3-embed).
 ZYGOTE_SRC := $(wildcard src/zygote/*.c)
@@ -49,7 +49,8 @@ PY_LIBS := $(shell pkg-config --libs python3-embed 2>/dev/null || echo -lpython3
 UNIT_SRC := $(wildcard tests/unit/test-*.c)
 FUZZ_TARGETS := $(patsubst fuzz/fuzz-%.c,%,$(wildcard fuzz/fuzz-*.c))
 
-LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
+KERNELS := kernels/python.py kernels/bash.py kernels/node.js
+LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/session/kernel_src.o
 ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o)
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -70,6 +71,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The session kernels ride in the library (docs/kernels.md).
+$(BUILD)/obj/src/session/kernel_src.o: src/session/kernel_src.S $(KERNELS)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -c $< -o $@
 
 $(LIB): $(LIB_OBJ)
 	@mkdir -p $(dir $@)

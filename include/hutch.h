@@ -167,6 +167,9 @@ struct hutch_exec_result {
 	char *error_traceback;
 	char **labels;
 	size_t nlabels;
+	/* A JSON object whose members are added to the result's JSON (session
+	 * calls: value, display, kernel_restarted, note), or NULL. Owned. */
+	char *extra_json;
 };
 
 /* Streaming hooks: called from hutch_run as output arrives. Optional. */
@@ -247,5 +250,18 @@ void hutch_sweep_stale(void);
 #ifdef __cplusplus
 }
 #endif
+
+/* --- Sessions (docs/sessions.md): long-lived sandboxes with a kernel --- */
+struct hutch_sessions;
+/* The sessions kept under state_dir (created if missing); sessions a
+ * previous process left there come back with their files, kernel stopped. */
+struct hutch_sessions *hutch_sessions_open(const char *state_dir, struct hutch_err *err);
+/* Stop every session's processes; their directories stay. */
+void hutch_sessions_close(struct hutch_sessions *m);
+/* One operation, {"op": "session.new" | "session.exec" | ...} as JSON; the
+ * reply is JSON (caller frees): an ExecResult for exec and sh, an object
+ * otherwise, or {"error": {"code", "message"}}. hooks stream exec and sh. */
+char *hutch_session_call(struct hutch_sessions *m, const char *json, size_t len,
+			 const struct hutch_run_hooks *hooks);
 
 #endif

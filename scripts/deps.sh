@@ -4,10 +4,12 @@
 set -euo pipefail
 
 packages=(
-	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev
+	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev libarchive-dev
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap
+	# session kernels: rich outputs (DataFrames, figures) in the tests and the demo
+	python3-numpy python3-pandas python3-matplotlib
 )
 # Only for `make check-v2` (a cgroup v2 guest under qemu).
 if [ "${HUTCH_DEPS_V2:-0}" = 1 ]; then

@@ -50,53 +50,65 @@ static bool is_error(const char *json, size_t len, struct hutch_err *err)
 	return yes;
 }
 
-char *hutch_client_run(int fd, const struct hutch_exec_request *req,
-		       const struct hutch_run_hooks *hooks, struct hutch_err *err)
+/* Send one frame and read until the reply (R), streaming O/E to hooks.
+ * Returns the reply payload, refusals included, or NULL with err. */
+static char *exchange(int fd, char type, const char *json, const struct hutch_run_hooks *hooks,
+		      struct hutch_err *err)
 {
-	char *json = hutch_request_to_json(req);
-	int rc;
+	int rc = hutch_frame_write(fd, type, json, strlen(json));
 
-	if (!json) {
-		hutch_err_setx(err, ENOMEM, "cannot encode the request");
-		return NULL;
-	}
-	rc = hutch_frame_write(fd, hooks ? 'S' : 'Q', json, strlen(json));
-	free(json);
 	if (rc < 0) {
 		int saved = errno;
-		char type;
+		char rtype;
 		char *payload = NULL;
 		size_t len;
 		/* a daemon that refuses us (peer uid) answers and closes at once:
 		 * its answer says more than our broken pipe */
-		if (hutch_frame_read(fd, &type, &payload, &len, err) == 1 && type == 'R' &&
-		    is_error(payload, len, err)) {
-			free(payload);
-			return NULL;
-		}
+		if (hutch_frame_read(fd, &rtype, &payload, &len, err) == 1 && rtype == 'R')
+			return payload;
 		free(payload);
 		hutch_err_set(err, saved, "send to the daemon");
 		return NULL;
 	}
 	for (;;) {
-		char type;
+		char rtype;
 		char *payload;
 		size_t len;
-		rc = hutch_frame_read(fd, &type, &payload, &len, err);
+		rc = hutch_frame_read(fd, &rtype, &payload, &len, err);
 		if (rc <= 0) {
 			if (rc == 0)
 				hutch_err_setx(err, EPIPE, "the daemon closed the connection");
 			return NULL;
 		}
-		if (type == 'R') {
-			if (is_error(payload, len, err)) {
-				free(payload);
-				return NULL;
-			}
+		if (rtype == 'R')
 			return payload;
-		}
-		if ((type == 'O' || type == 'E') && hooks && hooks->on_output)
-			hooks->on_output(hooks->ctx, type == 'E' ? 2 : 1, payload, len);
+		if ((rtype == 'O' || rtype == 'E') && hooks && hooks->on_output)
+			hooks->on_output(hooks->ctx, rtype == 'E' ? 2 : 1, payload, len);
 		free(payload);
 	}
+}
+
+char *hutch_client_run(int fd, const struct hutch_exec_request *req,
+		       const struct hutch_run_hooks *hooks, struct hutch_err *err)
+{
+	char *json = hutch_request_to_json(req);
+	char *reply;
+
+	if (!json) {
+		hutch_err_setx(err, ENOMEM, "cannot encode the request");
+		return NULL;
+	}
+	reply = exchange(fd, hooks ? 'S' : 'Q', json, hooks, err);
+	free(json);
+	if (reply && is_error(reply, strlen(reply), err)) {
+		free(reply);
+		return NULL;
+	}
+	return reply;
+}
+
+char *hutch_client_session(int fd, const char *json, const struct hutch_run_hooks *hooks,
+			   struct hutch_err *err)
+{
+	return exchange(fd, hooks ? 'K' : 'J', json, hooks, err);
 }

@@ -14,4 +14,10 @@ int hutch_client_connect(const char *path);
 char *hutch_client_run(int fd, const struct hutch_exec_request *req,
 		       const struct hutch_run_hooks *hooks, struct hutch_err *err);
 
+/* One session operation (docs/sessions.md): the reply JSON (caller frees),
+ * which may be {"error": ...}; NULL with err when the daemon is unreachable
+ * or the connection broke. With hooks, exec/sh output streams to them. */
+char *hutch_client_session(int fd, const char *json, const struct hutch_run_hooks *hooks,
+			   struct hutch_err *err);
+
 #endif

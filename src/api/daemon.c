@@ -28,6 +28,7 @@
 
 struct daemon {
 	struct hutch_pool *pool;
+	struct hutch_sessions *sessions;
 	const char *socket_path;
 };
 
@@ -97,6 +98,24 @@ static void serve_request(struct conn *c, char type, const char *payload, size_t
 	hutch_request_release(&req);
 }
 
+/* A session operation (docs/sessions.md); K streams exec/sh output. */
+static void serve_session(struct conn *c, char type, const char *payload, size_t len)
+{
+	struct hutch_run_hooks hooks = {type == 'K' ? stream_output : NULL, c, c->fd};
+	struct hutch_err err = {0, ""};
+	char *reply;
+
+	if (!c->d->sessions) {
+		hutch_err_setx(&err, ENOTSUP, "this daemon has no state directory for sessions");
+		send_error(c, &err);
+		return;
+	}
+	reply = hutch_session_call(c->d->sessions, payload, len, &hooks);
+	if (!reply || hutch_frame_write(c->fd, 'R', reply, strlen(reply)) < 0)
+		c->broken = true;
+	free(reply);
+}
+
 static bool peer_allowed(int fd)
 {
 	struct ucred cr;
@@ -131,6 +150,8 @@ static void *conn_main(void *arg)
 		}
 		if (type == 'Q' || type == 'S') {
 			serve_request(c, type, payload, len);
+		} else if (type == 'J' || type == 'K') {
+			serve_session(c, type, payload, len);
 		} else {
 			hutch_err_setx(&err, EPROTO, "unknown frame type '%c'", type);
 			send_error(c, &err);
@@ -221,7 +242,7 @@ static int accept_loop(struct daemon *d, int lfd, int sfd)
 
 int hutch_daemon_main(const struct hutch_daemon_opts *o, struct hutch_err *err)
 {
-	struct daemon d = {NULL, o->socket_path};
+	struct daemon d = {NULL, NULL, o->socket_path};
 	sigset_t stop;
 	int lfd;
 	int sfd;
@@ -247,12 +268,18 @@ int hutch_daemon_main(const struct hutch_daemon_opts *o, struct hutch_err *err)
 	if (!d.pool)
 		hutch_log(HUTCH_LOG_WARN, "no fast path (serving the cold path only): %s",
 			  err->msg);
+	if (o->state_dir) {
+		d.sessions = hutch_sessions_open(o->state_dir, err);
+		if (!d.sessions)
+			hutch_log(HUTCH_LOG_WARN, "no sessions: %s", err->msg);
+	}
 	hutch_log(HUTCH_LOG_INFO, "listening on %s", o->socket_path);
 	if (o->on_ready)
 		o->on_ready(o->socket_path);
 	rc = accept_loop(&d, lfd, sfd);
 	close(lfd);
 	unlink(o->socket_path);
+	hutch_sessions_close(d.sessions);
 	hutch_pool_stop(d.pool);
 	close(sfd);
 	return rc < 0 ? hutch_err_set(err, errno, "accept loop") : 0;

@@ -6,7 +6,7 @@
 
 struct hutch_daemon_opts {
 	const char *socket_path; /* resolved (see sockpath.h) */
-	const char *state_dir;	 /* reserved for sessions */
+	const char *state_dir;	 /* sessions live here (see sockpath.h) */
 	const char *preload;	 /* Python modules the zygote imports up front */
 	unsigned pool_min;
 	unsigned pool_max;

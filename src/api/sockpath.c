@@ -20,3 +20,21 @@ void hutch_socket_path(const char *explicit_path, char *out, size_t size)
 	else
 		snprintf(out, size, "/tmp/hutch-%u/hutch.sock", (unsigned)getuid());
 }
+
+void hutch_state_dir(const char *explicit_dir, char *out, size_t size)
+{
+	const char *env = getenv("HUTCH_STATE_DIR");
+	const char *xdg = getenv("XDG_STATE_HOME");
+	const char *home = getenv("HOME");
+
+	if (explicit_dir && *explicit_dir)
+		snprintf(out, size, "%s", explicit_dir);
+	else if (env && *env)
+		snprintf(out, size, "%s", env);
+	else if (getuid() == 0)
+		snprintf(out, size, "/var/lib/hutch");
+	else if (xdg && *xdg == '/')
+		snprintf(out, size, "%s/hutch", xdg);
+	else
+		snprintf(out, size, "%s/.local/state/hutch", home && *home == '/' ? home : "/tmp");
+}

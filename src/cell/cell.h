@@ -62,6 +62,11 @@ struct hutch_cell_spec {
 	struct hutch_cell_rlimits rlimits;
 	const struct hutch_cgroup *cgroup; /* may be NULL */
 	const struct hutch_seccomp_prog *seccomp;
+	/* Sessions: a host directory bound on /workspace over the tmpfs one
+	 * (NULL: the tmpfs), and a control socket handed to the program as fd 3. */
+	const char *workspace_dir;
+	bool has_control_fd;
+	int control_fd;
 };
 
 struct hutch_cell {
@@ -77,6 +82,17 @@ struct hutch_cell {
 int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell,
 		     struct hutch_err *err);
 
+/* Run one more program inside a running cell, as `docker exec` does: a
+ * waiter process joins the cell's cgroup and namespaces (through init's
+ * pidfd) and forks the program, which sets itself up as spec says (ids,
+ * capabilities, rlimits, landlock, seccomp; spec's root-building fields are
+ * ignored) and execs. out->pid/pidfd are the waiter's (outside the cell's
+ * pid namespace), out->status_fd gets its hutch_cell_report when the program
+ * exits, *program is the program's pid (its process group) in our pid
+ * namespace, for signals. */
+int hutch_cell_enter(const struct hutch_cell *target, const struct hutch_cell_spec *spec,
+		     struct hutch_cell *out, pid_t *program, struct hutch_err *err);
+
 /* Kill the whole tree (SIGKILL to init; the pid namespace takes the rest). */
 void hutch_cell_kill(const struct hutch_cell *cell);
 
@@ -89,6 +105,9 @@ bool hutch_cell_is_privileged(void);
 /* --- shared by the cold cell and the zygote's children (child-only) --- */
 /* Write {step, err} to fd and _exit(127). */
 _Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err);
+/* The program's own set-up (session, stdio and fd 3, workdir, rlimits,
+ * capabilities, landlock, seccomp), then execve; failures go to report_fd. */
+_Noreturn void hutch_cell_run_program(const struct hutch_cell_spec *spec, int report_fd);
 /* Zero this process's argv and environ strings (/proc/PID/cmdline is
  * world-readable; a copy of a supervisor must not show its arguments). */
 void hutch_cell_scrub_args_and_env(void);

@@ -214,8 +214,37 @@ static int switch_root(struct hutch_err *err)
 	return 0;
 }
 
+/* A session's host directory on /workspace, over the tmpfs one. It was
+ * opened before the root tmpfs hid /tmp, where the directory may live. */
+static int bind_workspace(int dirfd, struct hutch_err *err)
+{
+	struct mount_attr ma = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	int fd = open_tree(dirfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	int rc = -1;
+
+	if (fd < 0)
+		return hutch_err_set(err, errno, "open_tree of the session workspace");
+	if (mount_setattr(fd, "", AT_EMPTY_PATH, &ma, sizeof(ma)) < 0)
+		hutch_err_set(err, errno, "mount_setattr of the session workspace");
+	else if (move_mount(fd, "", AT_FDCWD, NEWROOT "/workspace", MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		hutch_err_set(err, errno, "bind the session workspace on /workspace");
+	else
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
 int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err *err)
 {
+	int workspace = -1;
+
+	if (spec->workspace_dir) {
+		workspace = open(spec->workspace_dir,
+				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (workspace < 0)
+			return hutch_err_set(err, errno, "open workspace '%s'",
+					     spec->workspace_dir);
+	}
 	/* Nothing we mount may propagate back to the host's namespace. */
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
 		return hutch_err_set(err, errno, "make mounts private");
@@ -231,5 +260,9 @@ int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err 
 	    hutch_layer_place(STAGING "/workspace", spec->files, spec->nfiles, spec->workdir, err) <
 		    0)
 		return -1;
+	if (workspace >= 0 && bind_workspace(workspace, err) < 0)
+		return -1;
+	if (workspace >= 0)
+		close(workspace);
 	return switch_root(err);
 }

@@ -64,26 +64,53 @@ void hutch_cell_reset_signals(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* The program: pid 2 of the cell. Never returns. */
-static _Noreturn void run_program(const struct hutch_cell_spec *spec, int report_fd)
+/* Move an fd to one >= 10 (close-on-exec), out of the way of 0-3. */
+static int lift_fd(int fd, int report_fd, const char *what)
+{
+	struct hutch_err err = {0, ""};
+	int moved = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+
+	if (moved < 0)
+		hutch_cell_child_fail(report_fd, "stdio",
+				      (hutch_err_set(&err, errno, "move %s", what), &err));
+	return moved;
+}
+
+/* stdio on 0-2, the control socket (if any) on 3, the report pipe above. */
+static int arrange_fds(const struct hutch_cell_spec *spec, int report_fd)
 {
 	struct hutch_err err = {0, ""};
 	int fds[3] = {spec->stdin_fd, spec->stdout_fd, spec->stderr_fd};
+	int ctl = -1;
 
-	/* Its own session: no controlling terminal shared with anything. */
-	if (setsid() < 0)
-		hutch_cell_child_fail(report_fd, "setsid",
-				      (hutch_err_set(&err, errno, "setsid"), &err));
+	report_fd = lift_fd(report_fd, report_fd, "report pipe");
+	if (spec->has_control_fd)
+		ctl = lift_fd(spec->control_fd, report_fd, "control socket");
 	for (int i = 0; i < 3; i++) {
 		if (dup2(fds[i], i) < 0)
 			hutch_cell_child_fail(report_fd, "stdio",
 					      (hutch_err_set(&err, errno, "dup2 fd %d", i), &err));
 	}
-	/* Nothing the supervisor holds may leak in: close every fd but 0-2 and
-	 * the report pipe (close-on-exec, so gone at execve). */
-	if (report_fd > 3)
-		close_range(3, (unsigned)report_fd - 1, 0);
+	if (ctl >= 0 && dup2(ctl, 3) < 0) /* dup2 clears close-on-exec: fd 3 is inherited */
+		hutch_cell_child_fail(report_fd, "stdio",
+				      (hutch_err_set(&err, errno, "dup2 fd 3"), &err));
+	/* Nothing the supervisor holds may leak in: close every fd but 0-2 (3)
+	 * and the report pipe (close-on-exec, so gone at execve). */
+	close_range(ctl >= 0 ? 4 : 3, (unsigned)report_fd - 1, 0);
 	close_range((unsigned)report_fd + 1, ~0u, 0);
+	return report_fd;
+}
+
+/* The program: pid 2 of the cell (or a process entered into it). */
+_Noreturn void hutch_cell_run_program(const struct hutch_cell_spec *spec, int report_fd)
+{
+	struct hutch_err err = {0, ""};
+
+	/* Its own session: no controlling terminal shared with anything. */
+	if (setsid() < 0)
+		hutch_cell_child_fail(report_fd, "setsid",
+				      (hutch_err_set(&err, errno, "setsid"), &err));
+	report_fd = arrange_fds(spec, report_fd);
 	if (chdir(spec->workdir ? spec->workdir : HUTCH_WORKSPACE) < 0)
 		hutch_cell_child_fail(
 			report_fd, "workdir",
@@ -194,7 +221,7 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 				      (hutch_err_set(&err, errno, "fork program"), &err));
 	if (program == 0) {
 		close(p->status[1]);
-		run_program(spec, p->report[1]);
+		hutch_cell_run_program(spec, p->report[1]);
 	}
 	close(p->report[1]);
 	/* init is a copy of the supervisor: its memory holds the host's

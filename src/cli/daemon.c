@@ -19,7 +19,8 @@ static const char daemon_usage[] =
 	"  --socket PATH     where to listen (default: $HUTCH_SOCKET, else\n"
 	"                    $XDG_RUNTIME_DIR/hutch.sock, else /run/hutch/hutch.sock\n"
 	"                    for root, /tmp/hutch-UID/hutch.sock for others)\n"
-	"  --state-dir DIR   state directory (for sessions; created)\n"
+	"  --state-dir DIR   sessions live here (created; default $HUTCH_STATE_DIR,\n"
+	"                    /var/lib/hutch for root, ~/.local/state/hutch otherwise)\n"
 	"  --preload MODS    Python modules the zygote imports up front, comma-separated\n"
 	"                    (default: json,re,math,random,collections,itertools,\n"
 	"                    functools,datetime,decimal,statistics)\n"
@@ -53,7 +54,9 @@ int hutch_cmd_daemon(int argc, char **argv)
 		.on_ready = ready,
 	};
 	const char *sock = NULL;
+	const char *state = NULL;
 	char path[512];
+	char state_path[300];
 	struct hutch_err err;
 	uint64_t n;
 	int c;
@@ -67,7 +70,7 @@ int hutch_cmd_daemon(int argc, char **argv)
 			sock = optarg;
 			break;
 		case 'd':
-			o.state_dir = optarg;
+			state = optarg;
 			break;
 		case 'p':
 			o.preload = optarg;
@@ -107,6 +110,8 @@ int hutch_cmd_daemon(int argc, char **argv)
 		o.pool_max = o.pool_min;
 	hutch_socket_path(sock, path, sizeof(path));
 	o.socket_path = path;
+	hutch_state_dir(state, state_path, sizeof(state_path));
+	o.state_dir = state_path;
 	if (hutch_daemon_main(&o, &err) < 0) {
 		fprintf(stderr, "hutch daemon: %s\n", err.msg);
 		return 1;

@@ -10,6 +10,7 @@ static const char usage[] = "usage: hutch <command> [options]\n"
 			    "\n"
 			    "commands:\n"
 			    "  run        run one command or snippet in a new sandbox\n"
+			    "  session    stateful sandboxes: new, exec, sh, files, pause, ...\n"
 			    "\n"
 			    "options:\n"
 			    "  -h, --help     show this help (also: hutch run --help)\n"
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 		return hutch_cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "daemon") == 0)
 		return hutch_cmd_daemon(argc - 1, argv + 1);
+	if (strcmp(argv[1], "session") == 0)
+		return hutch_cmd_session(argc - 1, argv + 1);
 	fprintf(stderr, "hutch: unknown command '%s'\n%s", argv[1], usage);
 	return HUTCH_EXIT_SANDBOX;
 }

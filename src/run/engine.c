@@ -180,6 +180,8 @@ void hutch_engine_fill_enforced(struct hutch_engine *c, const char *note)
 
 static void kill_all(struct hutch_engine *c)
 {
+	if (c->ops->kill)
+		c->ops->kill(c);
 	hutch_cell_kill(&c->cell);
 	if (c->cg.version)
 		hutch_cgroup_kill(&c->cg);

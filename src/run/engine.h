@@ -21,6 +21,9 @@ struct hutch_engine_ops {
 	 * report_fd to read setup's outcome from, status_fd for init's report). */
 	int (*start)(struct hutch_engine *c, int stdin_fd, int out_w, int err_w,
 		     struct hutch_err *err);
+	/* Optional: kill what hutch_cell_kill on c->cell does not reach (a
+	 * program entered into a cell lives outside the waiter's tree). */
+	void (*kill)(struct hutch_engine *c);
 	/* Give back what acquire took (after accounting). */
 	int (*release)(struct hutch_engine *c, struct hutch_err *err);
 	void *data;

@@ -202,6 +202,12 @@ char *hutch_result_to_json(const struct hutch_exec_result *res)
 	json_object_set_new(o, "egress", json_array());
 	put_errors(o, res);
 	json_object_set_new(o, "labels", labels_json(res));
+	if (res->extra_json) {
+		json_t *extra = json_loads(res->extra_json, 0, NULL);
+		if (json_is_object(extra))
+			json_object_update(o, extra);
+		json_decref(extra);
+	}
 	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(o);
 	return text;
@@ -214,6 +220,7 @@ void hutch_result_release(struct hutch_exec_result *res)
 	free(res->error_type);
 	free(res->error_message);
 	free(res->error_traceback);
+	free(res->extra_json);
 	for (size_t i = 0; i < res->nlabels; i++)
 		free(res->labels[i]);
 	free(res->labels);

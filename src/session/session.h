@@ -1,0 +1,108 @@
+/* Sessions: long-lived cells with a language kernel (layer session/ in
+ * DESIGN.md). Internal; the public face is hutch_session_call() in hutch.h,
+ * which takes and returns JSON (docs/sessions.md).
+ *
+ * Shape of a session:
+ *
+ *   daemon (this code)
+ *     └─ init of the session's cell (cold cell: hutch_cell_spawn)
+ *          └─ kernel (kernels/: python.py, bash.py, node.js): fd 3 = control socket, fd 1/2 = pipes
+ *     └─ waiter → command (hutch_cell_enter) for each shell command
+ *
+ * The workspace is a host directory, <state>/sessions/<id>/workspace, bound
+ * on /workspace: it outlives the processes, the daemon and its restarts.
+ */
+#ifndef HUTCH_SESSION_SESSION_H
+#define HUTCH_SESSION_SESSION_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cell/cell.h"
+#include "cell/cgroup.h"
+#include "hutch.h"
+#include "util/buf.h"
+
+enum session_state { SESSION_RUNNING, SESSION_PAUSED, SESSION_DEAD };
+
+struct hutch_session {
+	char id[40];
+	char language[16];
+	char dir[512];	     /* <state>/sessions/<id> */
+	char workspace[600]; /* dir/workspace, bound on /workspace */
+	int workspace_fd;    /* O_PATH of workspace, for the files API */
+	struct hutch_exec_request conf; /* language, env, limits, labels of `new` */
+	uint64_t idle_timeout_ms;	/* 0: never auto-pause */
+	uint64_t ttl_ms;		/* 0: no deadline */
+	uint64_t created_ms;		/* wall clock, ms since the epoch */
+	uint64_t last_used_ms;		/* monotonic */
+	uint64_t calls;
+	uint64_t cpu_us_dead; /* CPU of kernels that have gone (restarts) */
+	char note[256];	      /* why the kernel was restarted, once, for the next result */
+
+	/* the running cell (state RUNNING or PAUSED) */
+	enum session_state state;
+	struct hutch_cgroup cg;
+	char cg_note[160];
+	struct hutch_cell cell;
+	int ctl; /* control socket to the kernel */
+	int out; /* the kernel's stdout and stderr */
+	int err;
+	struct hutch_buf inbuf; /* partial frames from ctl */
+
+	pthread_mutex_t lock; /* one call at a time; held for the whole call */
+	int refs;	      /* guarded by the manager's lock */
+	bool gone;	      /* killed: no new calls */
+};
+
+struct hutch_sessions {
+	char state_dir[400];
+	pthread_mutex_t lock; /* the table */
+	struct hutch_session **tab;
+	size_t n;
+	pthread_t reaper;
+	int reaper_stop[2];
+	bool reaper_running;
+};
+
+/* manager.c */
+struct hutch_session *hutch_session_create(struct hutch_sessions *m,
+					   const struct hutch_exec_request *conf,
+					   uint64_t idle_timeout_ms, uint64_t ttl_ms,
+					   struct hutch_err *err);
+int hutch_session_kill(struct hutch_sessions *m, const char *id, struct hutch_err *err);
+json_t *hutch_session_list(struct hutch_sessions *m);
+struct hutch_session *hutch_session_get(struct hutch_sessions *m, const char *id,
+					struct hutch_err *err);
+void hutch_session_put(struct hutch_sessions *m, struct hutch_session *s);
+int hutch_session_save_meta(const struct hutch_session *s, struct hutch_err *err);
+json_t *hutch_session_info(struct hutch_session *s);
+
+/* kernel.c: the kernel process and its protocol. Callers hold s->lock. */
+int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err);
+void hutch_kernel_stop(struct hutch_session *s);
+int hutch_kernel_exec(struct hutch_session *s, const char *code, uint64_t timeout_ms,
+		      const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
+		      struct hutch_err *err);
+int hutch_kernel_reset(struct hutch_session *s, struct hutch_err *err);
+/* Make sure a kernel runs (thaw a paused one, restart a dead one). */
+int hutch_kernel_ensure(struct hutch_session *s, struct hutch_err *err);
+
+/* command.c: a command in the session's cell. Caller holds s->lock. */
+int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *req,
+			  const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
+			  struct hutch_err *err);
+
+/* spawner.c: run fn(arg) on the one long-lived thread that creates every
+ * session process. PR_SET_PDEATHSIG fires when the creating *thread* ends,
+ * and a session must outlive the connection that made it. */
+void hutch_session_on_spawner(void (*fn)(void *), void *arg);
+
+/* kernel_src.S: the kernels' sources, NUL-terminated. */
+extern const char hutch_kernel_python_src[];
+extern const char hutch_kernel_bash_src[];
+extern const char hutch_kernel_node_src[];
+
+#endif
