@@ -1,7 +1,8 @@
 """hutch session kernel for bash (docs/kernels.md).
 
-Run as `/usr/bin/python3 -I -c <this source>` with fd 3 the control socket and fd 1/2 the
-daemon's output pipes. Standard library only.
+Runs inside a cell under `/usr/bin/python3 -I -c <bootstrap>`, which reads this source from
+stdin and runs it, with fd 3 the control socket and fd 1/2 the daemon's output pipes.
+Standard library only.
 
 One persistent bash does the work. For each call the code goes to a private file that the
 shell `source`s, so cd, variables, functions and aliases stay between calls; the shell then
@@ -59,12 +60,19 @@ class Channel:
         return self.sock.fileno()
 
     def send(self, obj):
-        data = json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        self.sock.sendall(struct.pack("<I", len(data)) + data)
+        # "replace": lone surrogates become "?" rather than escapes strict parsers reject.
+        data = json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace")
+        try:
+            self.sock.sendall(struct.pack("<I", len(data)) + data)
+        except OSError:
+            raise DaemonGone() from None
 
     def read_some(self):
         """Read what the socket has (one recv); False at EOF."""
-        chunk = self.sock.recv(1 << 16)
+        try:
+            chunk = self.sock.recv(1 << 16)
+        except OSError:
+            return False
         self.buf += chunk
         return bool(chunk)
 
@@ -78,12 +86,27 @@ class Channel:
         if len(self.buf) < 4 + n:
             return None
         frame, self.buf = self.buf[4:4 + n], self.buf[4 + n:]
-        return json.loads(frame)
+        try:
+            msg = json.loads(frame)
+        except ValueError as e:
+            fatal("bad JSON on fd 3: %s" % e)
+        op = msg.get("op") if isinstance(msg, dict) else None
+        if op not in ("exec", "interrupt", "reset") or (
+                op == "exec" and not isinstance(msg.get("code"), str)):
+            fatal("unexpected frame on fd 3: %.200s" % frame.decode("utf-8", "replace"))
+        return msg
+
+
+class DaemonGone(Exception):
+    """The control socket is closed: time to go."""
+
+
+class Fatal(Exception):
+    """Something the kernel cannot go on after (a protocol error, no bash)."""
 
 
 def fatal(why):
-    os.write(2, ("hutch bash kernel: %s\n" % why).encode())
-    os._exit(2)
+    raise Fatal(why)
 
 
 # --- the shell ----------------------------------------------------------------------------
@@ -118,22 +141,24 @@ class Shell:
         try:
             self.proc = subprocess.Popen(
                 ["bash", "--noprofile", "--norc", "--noediting", "-i"],
-                stdin=subprocess.PIPE, stdout=None, stderr=subprocess.DEVNULL,
+                stdin=subprocess.PIPE, stdout=None, stderr=subprocess.DEVNULL, bufsize=0,
                 pass_fds=(err,), cwd=self.home, process_group=0)
         finally:
             os.close(err)
         self.pidfd = open_pidfd(self.proc.pid)
         self.status_fd = os.open(self.fifo, os.O_RDWR | os.O_NONBLOCK)
         self.pending = b""
-        self._write("exec 2>&%d %d>&-; %s\n" % (err, err, INIT))
-        # The first status line doubles as the handshake and carries the version.
-        self._write("\\builtin echo 0 \"$BASH_VERSION\" >%s\n" % shlex.quote(self.fifo))
         try:
+            # The first status line doubles as the handshake and carries the version.
+            self._write("exec 2>&%d %d>&-; %s\n\\builtin echo 0 \"$BASH_VERSION\" >%s\n"
+                        % (err, err, INIT, shlex.quote(self.fifo)))
             what, version = self.wait_status(0, time.monotonic() + START_TIMEOUT)
         except ShellDied as e:
+            self.stop()
             fatal("bash exited while starting (status %d)" % e.code)
         if what != "status":
-            fatal("bash did not start")
+            self.stop()
+            fatal("bash did not start in %d s" % START_TIMEOUT)
         self.version = version
 
     def stop(self):
@@ -145,7 +170,10 @@ class Shell:
         except ProcessLookupError:
             pass
         self.proc.wait()
-        self.proc.stdin.close()
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
         os.close(self.status_fd)
         if self.pidfd is not None:
             os.close(self.pidfd)
@@ -158,31 +186,36 @@ class Shell:
     # talking to it
 
     def _write(self, text):
+        """Write TEXT (a few short lines) in one go: bash reads its input a byte at a time,
+        and may be gone by the time a second write would come."""
+        data = text.encode()
         try:
-            self.proc.stdin.write(text.encode())
-            self.proc.stdin.flush()
+            while data:
+                data = data[self.proc.stdin.write(data):]
         except BrokenPipeError:
-            raise ShellDied(self.exit_code())
+            raise ShellDied(self.exit_code()) from None
 
     def start_call(self, code):
         """Hand CODE to the shell; returns the call's number for wait_status."""
         if self.proc.poll() is not None:
             raise ShellDied(self.exit_code())
-        with open(self.cell, "w", encoding="utf-8", errors="surrogateescape") as f:
+        with open(self.cell, "w", encoding="utf-8", errors="replace") as f:
             f.write(code)
         self.seq += 1
         # Two lines: SIGINT abandons the first, and the second still reports $? (130).
         # `\builtin` escapes the user's aliases and functions; `< /dev/null` keeps the code
         # away from our command pipe.
-        self._write("\\builtin source %s </dev/null\n" % shlex.quote(self.cell))
-        self.probe()
+        self._write("\\builtin source %s </dev/null\n%s"
+                    % (shlex.quote(self.cell), self._status_line()))
         return self.seq
 
     def probe(self):
-        """(Re)send the status line of the current call."""
+        """Send the status line of the current call again."""
+        self._write(self._status_line())
+
+    def _status_line(self):
         # The braces' 2>/dev/null keeps a user's `set -x` from tracing this line.
-        self._write("{ \\builtin echo %d $? >%s; } 2>/dev/null\n"
-                    % (self.seq, shlex.quote(self.fifo)))
+        return "{ \\builtin echo %d $? >%s; } 2>/dev/null\n" % (self.seq, shlex.quote(self.fifo))
 
     def interrupt(self):
         # bash is the leader of its group; without job control its foreground commands
@@ -258,13 +291,11 @@ def open_pidfd(pid):
 # --- the kernel ---------------------------------------------------------------------------
 
 class Kernel:
-    def __init__(self, chan):
+    def __init__(self, chan, private):
         self.chan = chan
         self.home = os.getcwd()
-        tmp = "/tmp" if os.access("/tmp", os.W_OK) else None
-        self.private = tempfile.mkdtemp(prefix="hutch-bash.", dir=tmp)
-        os.mkfifo(os.path.join(self.private, "status"), 0o600)
-        self.shell = Shell(self.home, self.private)
+        self.private = private
+        self.shell = Shell(self.home, private)
         self.queued = []  # frames that came while a call ran (only interrupt belongs there)
 
     def serve(self):
@@ -275,7 +306,7 @@ class Kernel:
                 return
             op = msg.get("op")
             if op == "exec":
-                self.exec(msg.get("id"), msg.get("code") or "")
+                self.exec(msg.get("id"), msg["code"])
             elif op == "reset":
                 self.shell.restart()
                 self.chan.send({"type": "done", "id": None, "status": "ok"})
@@ -317,6 +348,11 @@ class Kernel:
                 deadline = interrupted_at + (KILL_AFTER if probed else PROBE_AFTER)
             try:
                 what, rest = self.shell.wait_status(seq, deadline, other=self.chan)
+                if what == "timeout" and interrupted_at is not None and not probed:
+                    # SIGINT may have hit the status line itself: ask again.
+                    probed = True
+                    self.shell.probe()
+                    continue
             except ShellDied as e:
                 note = self._replace_shell(e.code, "during this call")
                 if interrupted_at is not None:
@@ -330,12 +366,8 @@ class Kernel:
                 return ("ok" if code == 0 else "error"), code, None
             if what == "input":
                 if not self.chan.read_some():
-                    self.shutdown()
-            elif interrupted_at is not None and not probed:
-                # SIGINT may have hit the status line itself: ask again.
-                probed = True
-                self.shell.probe()
-            elif interrupted_at is not None:
+                    raise DaemonGone()
+            elif interrupted_at is not None:  # no answer, even to the probe
                 note = self._replace_shell(None, "after the interrupt")
                 return "interrupted", None, note
 
@@ -368,20 +400,29 @@ class Kernel:
             frame["note"] = "; ".join(notes)
         self.chan.send(frame)
 
-    def shutdown(self):
-        self.shell.stop()
-        shutil.rmtree(self.private, ignore_errors=True)
-        sys.exit(0)
 
 
 def main():
-    chan = Channel(CTL_FD)
-    kernel = Kernel(chan)
+    # The code and the status FIFO live in a private (0700) directory, outside the workspace
+    # when /tmp can be used, and hidden from a plain `ls /tmp`.
+    tmp = "/tmp" if os.access("/tmp", os.W_OK) else None
+    private = tempfile.mkdtemp(prefix=".hutch-bash.", dir=tmp)
+    os.mkfifo(os.path.join(private, "status"), 0o600)
+    kernel = None
+    status = 0
     try:
+        kernel = Kernel(Channel(CTL_FD), private)
         kernel.serve()
-    except (BrokenPipeError, ConnectionResetError):
-        pass  # the daemon went away
-    kernel.shutdown()
+    except DaemonGone:
+        pass
+    except Fatal as e:
+        os.write(2, ("hutch bash kernel: %s\n" % e).encode("utf-8", "replace"))
+        status = 2
+    finally:
+        if kernel is not None:
+            kernel.shell.stop()
+        shutil.rmtree(private, ignore_errors=True)
+    sys.exit(status)
 
 
 main()

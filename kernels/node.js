@@ -1,8 +1,8 @@
 // hutch session kernel for Node.js (docs/kernels.md).
 //
-// Runs inside a cell as `/usr/bin/node -e <this source>`; Node built-ins only. fd 3 is the
-// control socket (frames: u32 little-endian length + one UTF-8 JSON object); fd 1 and fd 2
-// are the calls' stdout and stderr.
+// Runs inside a cell under `/usr/bin/node -e <bootstrap>`, which reads this source from stdin
+// and runs it; Node built-ins only. fd 3 is the control socket (frames: u32 little-endian
+// length + one UTF-8 JSON object); fd 1 and fd 2 are the calls' stdout and stderr.
 //
 // User code runs in a vm context, evaluated through the inspector protocol
 // (Runtime.evaluate with replMode: true), which is what the DevTools console uses. V8's REPL
@@ -35,6 +35,7 @@
   const TAKEN = 1;
   const IN_CALL = 2;
   const shared = new Int32Array(new SharedArrayBuffer(3 * 4));
+  const exit = process.exit.bind(process); // the kernel's own; user code gets another
   const SINK = Symbol.for('hutch.kernel.sink');
   const INTERRUPTED = {
     type: 'Error',
@@ -108,11 +109,22 @@
     for (const s of pending) s.once('drain', () => --left === 0 && go());
   }
 
+  // Stop the worker first: an inspector session of its still open at exit would have Node
+  // print "Waiting for the debugger to disconnect...".
+  let worker = null;
+  let leaving = false;
+  function leave(code) {
+    if (leaving) return;
+    leaving = true;
+    if (worker) worker.terminate().finally(() => exit(code));
+    else exit(code);
+  }
+
   function die(why) {
     try {
       writeAll(2, `hutch node kernel: ${why}\n`);
     } finally {
-      process.exit(2);
+      leave(2);
     }
   }
 
@@ -125,7 +137,8 @@
   function send(frame) {
     let data = encode(frame);
     if (data.length > MAX_FRAME) {
-      const note = { 'text/plain': `<output dropped: ${data.length} bytes is over the frame limit>` };
+      const why = `<output dropped: ${data.length} bytes is over the frame limit>`;
+      const note = { 'text/plain': why };
       frame = { ...frame, value: frame.value && note };
       if (frame.error) {
         const cut = {};
@@ -139,7 +152,7 @@
     try {
       writeAll(CTL_FD, Buffer.concat([head, data]));
     } catch (e) {
-      process.exit(0); // the daemon is gone
+      leave(0); // the daemon is gone
     }
   }
 
@@ -162,7 +175,7 @@
       buf = Buffer.concat([buf, chunk]);
       while (buf.length >= 4) {
         const n = buf.readUInt32LE(0);
-        if (n > MAX_FRAME) return bye({ op: 'die', why: `frame of ${n} bytes on fd 3 is over the limit` });
+        if (n > MAX_FRAME) return die(`frame of ${n} bytes on fd 3 is over the limit`);
         if (buf.length < 4 + n) break;
         const body = buf.subarray(4, 4 + n).toString('utf8');
         buf = buf.subarray(4 + n);
@@ -170,20 +183,36 @@
         try {
           msg = JSON.parse(body);
         } catch (e) {
-          return bye({ op: 'die', why: `bad JSON on fd 3: ${e.message}` });
+          return die(`bad JSON on fd 3: ${e.message}`);
         }
-        if (msg && msg.op === 'interrupt') interrupt();
-        else parentPort.postMessage(msg);
+        const op = msg !== null && typeof msg === 'object' ? msg.op : undefined;
+        if (op === 'interrupt') interrupt();
+        else if (op === 'reset' || (op === 'exec' && typeof msg.code === 'string')) {
+          parentPort.postMessage(msg);
+        } else {
+          return die(`unexpected frame on fd 3: ${body.slice(0, 200)}`);
+        }
       }
     });
-    sock.on('end', () => bye({ op: 'eof' }));
-    sock.on('error', () => bye({ op: 'eof' }));
+    sock.on('end', eof);
+    sock.on('error', eof);
 
-    // Leave the main thread's inspector before it exits (else Node waits for us).
     function bye(msg) {
       sock.destroy();
-      session.disconnect();
       parentPort.postMessage(msg);
+    }
+
+    function die(why) {
+      bye({ op: 'die', why });
+    }
+
+    // The daemon is gone: the main thread is to exit, even in the middle of a busy call.
+    function eof() {
+      bye({ op: 'eof' });
+      setInterval(() => {
+        session.post('Runtime.terminateExecution', () => {});
+        parentPort.postMessage({ op: 'eof' });
+      }, CHECK_MS);
     }
 
     function interrupt() {
@@ -208,7 +237,7 @@
 
   const session = new inspector.Session();
   session.connect();
-  let context = null;
+  let context = null; // the user's globals; the inspector knows it as contextId
   let contextId = null;
   let sunk; // what the sink function saw last
 
@@ -218,7 +247,9 @@
     session.once('Runtime.executionContextCreated', ({ params }) => {
       contextId = params.context.id;
     });
-    vm.createContext(sandbox, { name: 'hutch' });
+    // import() loads modules as the main context would (from the cwd, node_modules, node:*).
+    const loader = vm.constants && vm.constants.USE_MAIN_CONTEXT_DEFAULT_LOADER;
+    vm.createContext(sandbox, { name: 'hutch', importModuleDynamically: loader });
     session.post('Runtime.disable');
     // Node's globals (process, Buffer, setTimeout, URL, fetch, ...) as in the REPL: those a
     // fresh context already has (Object, Promise, ...) stay the context's own.
@@ -231,7 +262,11 @@
     sandbox.global = sandbox;
     // require() resolves from the cwd (/workspace), like the REPL's.
     sandbox.require = createRequire(path.join(process.cwd(), '<repl>'));
-    sandbox.console = new Console({ stdout: syncStream(1), stderr: syncStream(2), colorMode: false });
+    sandbox.console = new Console({
+      stdout: syncStream(1),
+      stderr: syncStream(2),
+      colorMode: false,
+    });
     // How the inspector hands us real values (see valueOf).
     Object.defineProperty(sandbox, SINK, {
       value: (v) => {
@@ -248,7 +283,7 @@
   const inbox = []; // frames that wait for the current call to end
 
   // Like the REPL: `{ a: 1 }` is an object, not a block with a label.
-  function prepare(code) {
+  function prepare(code, cell) {
     let source = code;
     if (/^\s*\{/.test(code) && /\}\s*$/.test(code)) {
       try {
@@ -258,35 +293,46 @@
         // a block after all
       }
     }
-    return `${source}\n//# sourceURL=<cell-${++cells}>`;
+    return `${source}\n//# sourceURL=<cell-${cell}>`;
   }
 
   // The inspector describes the result as a RemoteObject; pass it back in as an argument
   // of a function that runs in the context and hands it to us.
   function valueOf(remote, group, cb) {
     if (remote.type === 'undefined') return cb(null, undefined);
-    let arg = {};
-    if (remote.objectId) arg = { objectId: remote.objectId };
-    else if ('unserializableValue' in remote) arg = { unserializableValue: remote.unserializableValue };
-    else if ('value' in remote) arg = { value: remote.value };
+    // A CallArgument: an object by its handle, a primitive by value; {} is undefined.
+    const arg = {};
+    for (const key of ['objectId', 'unserializableValue', 'value']) {
+      if (key in remote) {
+        arg[key] = remote[key];
+        break;
+      }
+    }
     sunk = undefined;
     session.post('Runtime.callFunctionOn', {
       functionDeclaration: 'function (v) { globalThis[Symbol.for("hutch.kernel.sink")](v); }',
       executionContextId: contextId,
       arguments: [arg],
       objectGroup: group,
-    }, (err) => cb(err, sunk));
+    }, (err) => {
+      const v = sunk;
+      sunk = undefined; // not ours to keep alive
+      cb(err, v);
+    });
   }
 
-  // A stack without the kernel's frames: they start where the inspector called in.
+  // A stack without the kernel's frames: they start where the inspector called in
+  // (hutch-kernel.js is the daemon's name for this file; [eval] is that of `node -e`).
   function userStack(stack) {
     const lines = String(stack).split('\n');
-    const ours = lines.findIndex((l) => /^\s+at .*(node:inspector|\[eval\]|\[worker eval\])/.test(l));
+    const kernelFrame = /^\s+at .*(node:inspector|hutch-kernel\.js|\[eval\])/;
+    const ours = lines.findIndex((l) => kernelFrame.test(l));
     return (ours < 0 ? lines : lines.slice(0, ours)).join('\n');
   }
 
   function describe(thrown) {
-    const isError = thrown !== null && typeof thrown === 'object' && typeof thrown.stack === 'string';
+    const isError =
+      thrown !== null && typeof thrown === 'object' && typeof thrown.stack === 'string';
     let message;
     let type;
     try {
@@ -301,12 +347,19 @@
     return { type, message, traceback };
   }
 
+  // The inspector itself failed us (should not happen).
+  function kernelError(err) {
+    return { type: 'Error', message: `hutch node kernel: ${err.message}`, traceback: '' };
+  }
+
   function exec(id, code) {
-    const call = { id, group: `hutch-call-${cells + 1}`, finished: false };
+    const cell = ++cells;
+    // The group holds the inspector's handles on this call's objects until we release it.
+    const call = { id, group: `hutch-cell-${cell}`, finished: false };
     current = call;
     Atomics.store(shared, IN_CALL, 1);
     const params = {
-      expression: prepare(code),
+      expression: prepare(code, cell),
       contextId,
       replMode: true,
       awaitPromise: true,
@@ -317,12 +370,12 @@
       if (err) {
         // A stop from the worker ends the evaluation like this.
         if (/terminated/i.test(err.message)) return finish(call, 'interrupted', null, INTERRUPTED);
-        return finish(call, 'error', null, { type: 'Error', message: err.message, traceback: '' });
+        return finish(call, 'error', null, kernelError(err));
       }
       const thrown = res.exceptionDetails;
       valueOf(thrown ? thrown.exception : res.result, call.group, (err2, v) => {
         if (call.finished) return release(call);
-        if (err2) return finish(call, 'error', null, { type: 'Error', message: err2.message, traceback: '' });
+        if (err2) return finish(call, 'error', null, kernelError(err2));
         if (thrown) return finish(call, 'error', null, describe(v));
         let value = null;
         if (v !== undefined) {
@@ -342,7 +395,7 @@
   }
 
   function finish(call, status, value, error) {
-    if (call.finished) return;
+    if (call.finished || leaving) return;
     call.finished = true;
     current = null;
     Atomics.store(shared, IN_CALL, 0);
@@ -365,20 +418,18 @@
   function pump() {
     while (!current && inbox.length > 0) {
       const msg = inbox.shift();
-      if (msg.op === 'exec' && typeof msg.code === 'string') {
+      if (msg.op === 'exec') {
         exec(msg.id, msg.code);
-      } else if (msg.op === 'reset') {
-        newContext();
-        send({ type: 'done', id: null, status: 'ok' });
       } else {
-        die(`unexpected frame on fd 3: ${JSON.stringify(msg).slice(0, 200)}`);
+        newContext(); // reset
+        send({ type: 'done', id: null, status: 'ok' });
       }
     }
   }
 
   function onMessage(msg) {
     if (msg.op === 'interrupt') interrupt(msg.seq);
-    else if (msg.op === 'eof') process.exit(0);
+    else if (msg.op === 'eof') leave(0);
     else if (msg.op === 'die') die(msg.why);
     else {
       inbox.push(msg);
@@ -387,6 +438,24 @@
   }
 
   // ---- start -----------------------------------------------------------------------------
+
+  // As in the Python kernel, user code does not end the kernel: process.exit() throws, and
+  // the call ends with that error.
+  process.exit = function (code) {
+    const arg = code === undefined ? '' : code;
+    const e = new Error(`process.exit(${arg}) does not end a session kernel`);
+    e.name = 'ProcessExit';
+    throw e;
+  };
+
+  // That import() support says once, on first use, that it is experimental: not the
+  // user's business, and it would land in some call's stderr.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = function (warning, ...rest) {
+    const text = String((warning && warning.message) || warning);
+    if (text.includes('USE_MAIN_CONTEXT_DEFAULT_LOADER')) return;
+    return emitWarning.call(this, warning, ...rest);
+  };
 
   // Errors of callbacks that outlive their call (timers, events) must not end the kernel.
   process.on('uncaughtException', (e) => {
@@ -397,11 +466,9 @@
   });
 
   newContext();
-  const worker = new Worker(`(${workerMain})()`, {
+  worker = new Worker(`(${workerMain})()`, {
     eval: true,
     workerData: { shared: shared.buffer, REQUESTED, TAKEN, IN_CALL, MAX_FRAME, CTL_FD },
-    stdout: false,
-    stderr: false,
   });
   worker.on('message', onMessage);
   worker.on('error', (e) => die(`reader thread failed: ${e && e.stack}`));

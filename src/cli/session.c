@@ -390,7 +390,9 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 	if (!reply)
 		return HUTCH_EXIT_SANDBOX;
 	int rc;
-	if (refused(reply))
+	if (o->json && json_object_get(reply, "error") && !json_object_get(reply, "status"))
+		rc = (print_json(reply), 1); /* scripts get the refusal as JSON too */
+	else if (refused(reply))
 		rc = 1;
 	else if (o->json)
 		rc = (print_json(reply), is_call ? result_code(reply) : 0);

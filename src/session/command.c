@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <unistd.h>
 
 #include "cell/seccomp.h"
@@ -39,7 +40,7 @@ static int acquire(struct hutch_engine *c)
 }
 
 struct enter_job {
-	struct hutch_session *s;
+	const struct hutch_cell *target;
 	const struct hutch_cell_spec *spec;
 	struct hutch_cell *cell;
 	pid_t *program;
@@ -51,7 +52,7 @@ static void enter_on_spawner(void *arg)
 {
 	struct enter_job *j = arg;
 
-	j->rc = hutch_cell_enter(&j->s->cell, j->spec, j->cell, j->program, j->err);
+	j->rc = hutch_cell_enter(j->target, j->spec, j->cell, j->program, j->err);
 }
 
 static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, struct hutch_err *err)
@@ -84,9 +85,19 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		.cgroup = &s->cg,
 		.seccomp = hutch_seccomp_profile(err),
 	};
-	struct enter_job job = {s, &spec, &c->cell, &cmd->program, err, -1};
-	if (spec.seccomp)
+	/* Enter through the kernel, not init: init is non-dumpable (its memory
+	 * is a copy of ours), and joining a non-dumpable task's namespaces
+	 * needs CAP_SYS_PTRACE, which a rootless daemon does not have. */
+	struct hutch_cell target = {s->kernel_pid, -1, -1, -1};
+	struct enter_job job = {&target, &spec, &c->cell, &cmd->program, err, -1};
+	if (s->kernel_pid > 0)
+		target.pidfd = pidfd_open(s->kernel_pid, 0);
+	if (target.pidfd < 0)
+		hutch_err_setx(err, ESRCH, "the session's kernel is not running");
+	else if (spec.seccomp)
 		hutch_session_on_spawner(enter_on_spawner, &job);
+	if (target.pidfd >= 0)
+		close(target.pidfd);
 	hutch_runner_free_strv(argv);
 	hutch_runner_free_strv(envp);
 	return job.rc;

@@ -21,7 +21,7 @@
 #include "util/mem.h"
 
 #define TEMP_PREFIX ".hutch-tmp-"
-#define CHUNK	    (64 * 1024)
+#define CHUNK	    ((size_t)64 * 1024)
 
 /* --- paths --- */
 
@@ -46,6 +46,7 @@ int hutch_files_norm(const char *path, bool user, char *out, size_t size, struct
 	const char *p = path;
 	size_t len = 0;
 
+	out[0] = '\0';
 	if (!path || !*path)
 		return hutch_err_setx(err, EINVAL, "empty path");
 	if (strlen(path) >= PATH_MAX)
@@ -58,7 +59,6 @@ int hutch_files_norm(const char *path, bool user, char *out, size_t size, struct
 						   : "path '%s' is absolute",
 					      path);
 	}
-	out[0] = '\0';
 	while (*p) {
 		size_t n = strcspn(p, "/");
 		/* ".." is refused, not resolved: it never means anything a user
@@ -70,7 +70,8 @@ int hutch_files_norm(const char *path, bool user, char *out, size_t size, struct
 					      path);
 		if (n > 0 && !(n == 1 && *p == '.')) {
 			if (len + n + 2 > size)
-				return hutch_err_setx(err, ENAMETOOLONG, "path '%s' is too long", path);
+				return hutch_err_setx(err, ENAMETOOLONG, "path '%s' is too long",
+						      path);
 			if (len)
 				out[len++] = '/';
 			memcpy(out + len, p, n);
@@ -166,7 +167,8 @@ int hutch_files_chown(int dirfd, const char *name, int flags, const struct hutch
 static int adopt_new_dir(int parent, const char *name, const char *prefix,
 			 const struct hutch_files_owner *own, struct hutch_err *err)
 {
-	_cleanup_close_ int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd < 0)
 		return hutch_err_set(err, errno, "cannot open new directory '%s'", prefix);
@@ -278,7 +280,8 @@ static int create_temp(int dir, char *name, size_t size, const char *path, struc
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
-			return hutch_err_set(err, errno, "cannot create a temp file for '%s'", path);
+			return hutch_err_set(err, errno, "cannot create a temp file for '%s'",
+					     path);
 	}
 	return hutch_err_setx(err, EEXIST, "cannot find a free temp name for '%s'", path);
 }
@@ -307,7 +310,7 @@ static int fill_temp(int fd, struct hutch_files_source *src, const struct hutch_
 		     const char *path, struct hutch_err *err)
 {
 	uint64_t total = 0;
-	const void *chunk;
+	const void *chunk = NULL;
 	ssize_t n;
 
 	while ((n = src->next(src, &chunk, err)) > 0) {
@@ -476,9 +479,8 @@ int hutch_files_write(int root, const char *path, const void *data, size_t len,
 	return hutch_files_write_atomic(root, path, rel, &src.base, &o, err);
 }
 
-int hutch_files_write_fd(int root, const char *path, int in_fd,
-			 const struct hutch_files_owner *own, uint64_t max_bytes,
-			 struct hutch_err *err)
+int hutch_files_write_fd(int root, const char *path, int in_fd, const struct hutch_files_owner *own,
+			 uint64_t max_bytes, struct hutch_err *err)
 {
 	_cleanup_free_ char *buf = hutch_xmalloc(CHUNK);
 	struct fd_source src = {{fd_next}, in_fd, buf, path};
@@ -556,8 +558,8 @@ int hutch_files_read(int root, const char *path, uint64_t offset, uint64_t lengt
 	want = range_length((uint64_t)st.st_size, offset, length);
 	if (want > max_bytes)
 		return hutch_err_setx(err, EFBIG,
-				      "reading %" PRIu64 " bytes of '%s' is over the limit of %" PRIu64
-				      " bytes",
+				      "reading %" PRIu64
+				      " bytes of '%s' is over the limit of %" PRIu64 " bytes",
 				      want, path, max_bytes);
 	return read_range(fd, offset, want, out, path, err);
 }

@@ -68,25 +68,25 @@ struct hutch_files_owner {
 	mode_t mode;
 };
 
-/* Write len bytes to path, atomically: a hidden temp file in the target's
- * directory is filled, fsync'ed, chown'ed and chmod'ed, then renamed over
- * the target. On any failure nothing is left behind and the target is
- * unchanged. Missing parents are created (mkdir -p, each new directory
- * owned by own). own may be NULL (no chown, mode 0644). A target that is
- * a symlink is replaced by the file, never followed. Errors: EFBIG when
- * len > max_bytes (nothing touched), EISDIR when path is a directory,
- * ENOTDIR when a parent is not one. */
+/* Write len bytes of data (NULL is fine when len is 0) to path,
+ * atomically: a hidden temp file in the target's directory is filled,
+ * fsync'ed, chown'ed and chmod'ed, then renamed over the target. On any
+ * failure nothing is left behind and the target is unchanged. Missing
+ * parents are created (mkdir -p, each new directory owned by own). own may
+ * be NULL (no chown, mode 0644). A target that is a symlink is replaced by
+ * the file, never followed. Errors: EFBIG when len > max_bytes (nothing
+ * touched), EISDIR when path is a directory, ENOTDIR when a parent is not
+ * one. */
 int hutch_files_write(int root, const char *path, const void *data, size_t len,
 		      const struct hutch_files_owner *own, uint64_t max_bytes,
 		      struct hutch_err *err);
 
 /* As hutch_files_write, copying from the host fd `in_fd` until EOF (for
- * uploads). in_fd is borrowed and read from its current offset. EFBIG as
- * soon as more than max_bytes were read: the copy stops there and the temp
- * file is removed. */
-int hutch_files_write_fd(int root, const char *path, int in_fd,
-			 const struct hutch_files_owner *own, uint64_t max_bytes,
-			 struct hutch_err *err);
+ * uploads). in_fd is borrowed, read from its current offset, and must be
+ * blocking (EAGAIN is an error). EFBIG as soon as more than max_bytes were
+ * read: the copy stops there and the temp file is removed. */
+int hutch_files_write_fd(int root, const char *path, int in_fd, const struct hutch_files_owner *own,
+			 uint64_t max_bytes, struct hutch_err *err);
 
 /* Append to `out` (which the caller initialised) `length` bytes of the
  * regular file at path from `offset` (length 0: to the end). A range past

@@ -19,7 +19,7 @@
 #include "util/err.h"
 #include "util/mem.h"
 
-#define CHUNK (64 * 1024)
+#define CHUNK ((size_t)64 * 1024)
 
 static const char *archive_msg(struct archive *a)
 {
@@ -84,7 +84,8 @@ static int put_file(struct tar_out *t, int dirfd, const char *name, const char *
 {
 	/* O_NOFOLLOW | O_NONBLOCK, then fstat: what we archive is what we
 	 * opened, even if the name was swapped for a link or a fifo */
-	_cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int fd =
+		openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0 && (errno == ENOENT || errno == ELOOP || errno == ENXIO))
@@ -106,7 +107,8 @@ static int put_symlink(struct tar_out *t, int dirfd, const char *name, const cha
 	struct archive_entry *e;
 
 	if (n < 0)
-		return errno == ENOENT ? 0 : hutch_err_set(err, errno, "cannot read link '%s'", path);
+		return errno == ENOENT ? 0
+				       : hutch_err_set(err, errno, "cannot read link '%s'", path);
 	target[n] = '\0';
 	e = new_entry(path, st);
 	archive_entry_copy_symlink(e, target);
@@ -213,8 +215,7 @@ struct entry_source {
 	const char *name;
 };
 
-static ssize_t entry_next(struct hutch_files_source *src, const void **chunk,
-			  struct hutch_err *err)
+static ssize_t entry_next(struct hutch_files_source *src, const void **chunk, struct hutch_err *err)
 {
 	struct entry_source *s = (struct entry_source *)src;
 	la_ssize_t n = archive_read_data(s->t->a, s->t->buf, CHUNK);
@@ -259,8 +260,8 @@ static int extract_file(struct tar_in *t, struct archive_entry *e, const char *r
 	return 0;
 }
 
-static int extract_dir(struct tar_in *t, struct archive_entry *e, const char *rel,
-		       const char *name, struct hutch_err *err)
+static int extract_dir(struct tar_in *t, struct archive_entry *e, const char *rel, const char *name,
+		       struct hutch_err *err)
 {
 	_cleanup_close_ int dir = hutch_files_make_dirs(t->root, rel, t->own, EEXIST, err);
 	_cleanup_close_ int fd = -1;
@@ -294,12 +295,11 @@ static int entry_path(struct tar_in *t, const char *name, char *out, size_t size
 {
 	char rel[PATH_MAX];
 
+	out[0] = '\0';
 	if (hutch_files_norm(name, false, rel, sizeof(rel), err) < 0)
 		return hutch_err_prefix(err, "archive entry");
-	if (!*rel) {
-		out[0] = '\0';
+	if (!*rel)
 		return 0;
-	}
 	if ((size_t)snprintf(out, size, "%s%s%s", t->dest, *t->dest ? "/" : "", rel) >= size)
 		return hutch_err_setx(err, ENAMETOOLONG, "archive entry '%s' is too long", name);
 	return 0;

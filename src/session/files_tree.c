@@ -197,7 +197,9 @@ static int step(struct walk *w, struct hutch_err *err)
 	name = f->names[f->next++];
 	path_set(w, f->path_len, name);
 	if (fstatat(w->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : hutch_err_set(err, errno, "cannot stat '%s'", w->path.data);
+		return errno == ENOENT
+			       ? 0
+			       : hutch_err_set(err, errno, "cannot stat '%s'", w->path.data);
 	r = w->ops->enter(w->ctx, w->fd, name, w->path.data, &st, err);
 	if (r <= 0)
 		return r;
@@ -307,13 +309,15 @@ json_t *hutch_files_list(int root, const char *path, struct hutch_err *err)
 	/* O_NOFOLLOW: a symlink to a directory is listed as a symlink by its
 	 * parent, not entered */
 	fd = hutch_files_openat2(root, rel, O_PATH | O_DIRECTORY | O_NOFOLLOW, 0);
-	if (fd < 0 && (errno == ENOTDIR || errno == ELOOP)) {
-		hutch_err_setx(err, ENOTDIR, "'%s' is not a directory", path);
+	if (fd < 0) {
+		if (errno == ENOTDIR || errno == ELOOP)
+			hutch_err_setx(err, ENOTDIR, "'%s' is not a directory", path);
+		else
+			hutch_files_open_failed(err, path);
 		return NULL;
 	}
-	if (fd < 0 || hutch_files_read_names(fd, &names, &count, err) < 0) {
-		if (fd < 0)
-			hutch_files_open_failed(err, path);
+	if (hutch_files_read_names(fd, &names, &count, err) < 0) {
+		hutch_err_prefix(err, "list '%s'", path);
 		return NULL;
 	}
 	arr = json_array();
@@ -424,8 +428,8 @@ int hutch_files_remove(int root, const char *path, bool recursive, struct hutch_
 	if (hutch_files_norm(path, true, rel, sizeof(rel), err) < 0)
 		return -1;
 	if (!*rel)
-		return hutch_err_setx(err, EINVAL,
-				      "cannot remove '%s': it is the workspace itself", path);
+		return hutch_err_setx(err, EINVAL, "cannot remove '%s': it is the workspace itself",
+				      path);
 	dir = hutch_files_parent(root, rel, false, NULL, &last, err);
 	if (dir < 0)
 		return -1;
@@ -457,7 +461,7 @@ struct usage {
 	struct link {
 		ino_t ino;
 		uint64_t bytes;
-	} *links;
+	} * links;
 	size_t nlinks;
 	size_t cap;
 };

@@ -14,6 +14,7 @@
 #include "run/runner.h"
 #include "session/session.h"
 #include "util/err.h"
+#include "util/fdpass.h"
 #include "util/id.h"
 #include "util/log.h"
 #include "util/mem.h"
@@ -115,11 +116,19 @@ static json_t *take_frame(struct hutch_buf *b, bool *bad)
 	return msg;
 }
 
-/* Read what the control socket has; false at EOF or error. */
+/* Read what the control socket has; false at EOF or error. The first
+ * bytes come with the kernel's credentials (SO_PASSCRED): its pid, which
+ * commands enter the cell through (see command.c). */
 static bool read_ctl(struct hutch_session *s)
 {
 	char buf[65536];
 
+	if (s->kernel_pid == 0) {
+		ssize_t n = hutch_recv_pid(s->ctl, buf, sizeof(buf), &s->kernel_pid);
+		if (n <= 0)
+			return false;
+		hutch_buf_append(&s->inbuf, buf, (size_t)n);
+	}
 	for (;;) {
 		ssize_t n = recv(s->ctl, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n > 0) {
@@ -299,6 +308,13 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 	hutch_session_on_spawner(spawn_on_spawner, &job);
 	if (job.rc < 0)
 		goto out;
+	/* the kernel's first frame tells us its pid */
+	int on = 1;
+	if (setsockopt(sp[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) {
+		hutch_err_set(err, errno, "SO_PASSCRED");
+		goto out;
+	}
+	s->kernel_pid = 0;
 	s->ctl = sp[0];
 	s->out = outp[0];
 	s->err = errp[0];
@@ -337,6 +353,7 @@ void hutch_kernel_stop(struct hutch_session *s)
 		hutch_cell_reap(&s->cell, NULL);
 	}
 	close_fd(&s->ctl);
+	s->kernel_pid = 0;
 	close_fd(&s->out);
 	close_fd(&s->err);
 	hutch_buf_release(&s->inbuf);
@@ -482,6 +499,8 @@ static void apply_done(struct call *c, struct hutch_exec_result *res, json_t *ex
 		res->error_traceback = dup_str(error, "traceback");
 	}
 	json_object_set(extra, "value", json_object_get(c->done, "value") ?: json_null());
+	if (json_is_string(json_object_get(c->done, "note"))) /* bash: the shell was replaced */
+		json_object_set(extra, "note", json_object_get(c->done, "note"));
 }
 
 /* The kernel died or would not stop: say why, and start a fresh one. */

@@ -148,6 +148,32 @@ void hutch_session_put(struct hutch_sessions *m, struct hutch_session *s)
 		session_free(s);
 }
 
+/* Without a cgroup: the kernel's own CPU time and that of the children it
+ * waited for (fields 14-17 of /proc/PID/stat), in µs. */
+static uint64_t kernel_cpu_us(pid_t pid)
+{
+	char path[64];
+	char buf[1024];
+	unsigned long long t[4] = {0, 0, 0, 0};
+	FILE *f;
+
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')'); /* the command name may hold anything */
+	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+			 &t[0], &t[1], &t[2], &t[3]) != 4)
+		return 0;
+	long hz = sysconf(_SC_CLK_TCK);
+	return (t[0] + t[1] + t[2] + t[3]) * 1000000ull / (unsigned long long)(hz > 0 ? hz : 100);
+}
+
 json_t *hutch_session_info(struct hutch_session *s)
 {
 	struct hutch_cgroup_stats st = {0};
@@ -156,6 +182,8 @@ json_t *hutch_session_info(struct hutch_session *s)
 
 	if (s->cg.version && s->state != SESSION_DEAD)
 		hutch_cgroup_stats(&s->cg, &st);
+	else if (s->state != SESSION_DEAD)
+		st.cpu_us = kernel_cpu_us(s->kernel_pid);
 	if (s->workspace_fd >= 0)
 		(void)hutch_files_usage(s->workspace_fd, &bytes, &inodes, NULL);
 	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "id", s->id,

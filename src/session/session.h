@@ -47,7 +47,8 @@ struct hutch_session {
 	struct hutch_cgroup cg;
 	char cg_note[160];
 	struct hutch_cell cell;
-	int ctl; /* control socket to the kernel */
+	int ctl;	  /* control socket to the kernel */
+	pid_t kernel_pid; /* in our pid namespace, from its credentials */
 	int out; /* the kernel's stdout and stderr */
 	int err;
 	struct hutch_buf inbuf; /* partial frames from ctl */

@@ -18,10 +18,16 @@ import threading
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 KERNELS = os.path.join(HERE, "..", "..", "kernels")
+# As the daemon starts them (src/session/kernel.c): a short bootstrap that runs the source
+# it reads from stdin.
+PYTHON = ["/usr/bin/python3", "-I", "-c",
+          "import sys; exec(compile(sys.stdin.read(), '<hutch-kernel>', 'exec'))"]
 COMMANDS = {
-    "python": lambda src: ["/usr/bin/python3", "-I", "-c", src],
-    "bash": lambda src: ["/usr/bin/python3", "-I", "-c", src],
-    "node": lambda src: ["/usr/bin/node", "-e", src],
+    "python": PYTHON,
+    "bash": PYTHON,
+    "node": ["/usr/bin/node", "-e",
+             "require('vm').runInThisContext(require('fs').readFileSync(0, 'utf8'),"
+             " {filename: 'hutch-kernel.js'})"],
 }
 FILES = {"python": "python.py", "bash": "bash.py", "node": "node.js"}
 
@@ -35,12 +41,15 @@ class Kernel:
         env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": self.cwd, "LANG": "C.UTF-8",
                "TMPDIR": self.cwd}
         self.proc = subprocess.Popen(
-            COMMANDS[language](src), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            COMMANDS[language], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             stderr=subprocess.PIPE, pass_fds=(3,), cwd=self.cwd, env=env,
             preexec_fn=lambda: os.dup2(theirs.fileno(), 3))
         theirs.close()
-        self.stdout = _Drain(self.proc.stdout)
-        self.stderr = _Drain(self.proc.stderr)
+        self.proc.stdin.write(src.encode())  # the kernel reads all of it before anything else
+        self.proc.stdin.close()
+        # proc.stdout/stderr become the drains: their read() still gives what is left at EOF.
+        self.stdout = self.proc.stdout = _Drain(self.proc.stdout)
+        self.stderr = self.proc.stderr = _Drain(self.proc.stderr)
         self.buf = b""
         self.next_id = 0
         self.ready = self.recv(timeout=30)
@@ -118,7 +127,8 @@ class _Drain:
         self.lock = threading.Lock()
         self.data = b""
         self.eof = False
-        threading.Thread(target=self._run, daemon=True).start()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
 
     def _read_available(self):  # with self.lock held
         while not self.eof:
@@ -144,6 +154,16 @@ class _Drain:
             self._read_available()
             data, self.data = self.data, b""
         return data.decode(errors="replace")
+
+    def close(self):
+        self.f.close()
+
+    def read(self):
+        """Like the pipe's read(): all that is left, once the writer closed it."""
+        self.thread.join()
+        with self.lock:
+            data, self.data = self.data, b""
+        return data
 
 
 def check(cond, what):

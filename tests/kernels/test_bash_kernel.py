@@ -1,5 +1,6 @@
 """Tests of kernels/bash.py through the harness (TAP). Run: /usr/bin/python3 this file."""
 import os
+import subprocess
 import sys
 import time
 
@@ -130,5 +131,27 @@ k.close()
 check(k.proc.returncode == 0, "EOF on fd 3: exit 0 (%r)" % k.proc.returncode)
 time.sleep(0.2)
 check(not any(os.path.exists("/proc/%d" % p) for p in shells), "the shell is gone too")
+
+# the kernel ends when the daemon goes away, even in a busy call, and on protocol errors
+k = Kernel("bash")
+k.send({"op": "exec", "id": "busy", "code": 'sleep 100'})
+time.sleep(0.3)
+k.ours.close()
+try:
+    k.proc.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    k.proc.kill()
+    k.proc.wait()
+check(k.proc.returncode == 0, "EOF during a busy call ends the kernel: %r" % k.proc.returncode)
+
+k = Kernel("bash")
+k.ours.sendall(b"\x03\x00\x00\x00{x}")
+try:
+    k.proc.wait(timeout=5)
+except subprocess.TimeoutExpired:
+    k.proc.kill()
+    k.proc.wait()
+err = k.proc.stderr.read().decode()
+check(k.proc.returncode == 2 and "JSON" in err, "a malformed frame: a message and exit 2 (%r)" % err)
 
 done()

@@ -3,7 +3,7 @@
 # expression's value comes back, errors are structured, a timeout keeps the
 # state, shell commands run in the same sandbox, reset forgets the
 # interpreter but not the files, kill removes everything.
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/session-lib.bash"
 plan 27
 start_session_daemon
 

@@ -4,8 +4,8 @@
 # (.., absolute paths, symlinks planted by the sandbox, fifos, /proc); the
 # daemon's environment never reaches the sandbox; commands are as confined
 # as `hutch run`.
-. "$(dirname "$0")/lib.sh"
-plan 26
+. "$(dirname "$0")/session-lib.bash"
+plan 25
 HUTCH_TEST_SECRET=host-secret-$$ start_session_daemon
 
 a=$(new_session --lang python)

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <pthread.h>
+#include <seccomp.h>
 #include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -62,7 +63,8 @@ static void setup(void)
 	atexit(cleanup);
 	root_fd = open(root_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	ASSERT(root_fd >= 0);
-	j = hutch_files_stat(root_fd, ".", &err);
+	/* list resolves "." with openat2 (valgrind 3.19 does not know it) */
+	j = hutch_files_list(root_fd, ".", &err);
 	if (!j && err.code == ENOSYS)
 		SKIP("openat2 is not available: %s", err.msg);
 	ASSERT(j != NULL);
@@ -143,6 +145,16 @@ static void assert_outside_intact(void)
 	ASSERT_STREQ(host_text(outside("sub/keep2")), "keep2");
 	ASSERT_EQ(count_entries(outside_dir), 2);
 	ASSERT_EQ(count_entries(outside("sub")), 1);
+}
+
+static int temp_fd(void)
+{
+	char tmpl[] = "/tmp/hutch-out-XXXXXX";
+	int fd = mkstemp(tmpl);
+
+	ASSERT(fd >= 0);
+	unlink(tmpl);
+	return fd;
 }
 
 static int temps_found;
@@ -384,8 +396,10 @@ static void make_socket(const char *path)
 static void test_files_list_types_sorted(void)
 {
 	struct hutch_err err = {0};
-	const char *want[][3] = {{"a-file", "file", "0640"}, {"b-dir", "dir", "0750"},
-				 {"c-link", "symlink", "0777"}, {"d-fifo", "fifo", "0600"},
+	const char *want[][3] = {{"a-file", "file", "0640"},
+				 {"b-dir", "dir", "0750"},
+				 {"c-link", "symlink", "0777"},
+				 {"d-fifo", "fifo", "0600"},
 				 {"e-sock", "socket", NULL}};
 	json_t *arr;
 
@@ -447,7 +461,8 @@ static void test_files_list_non_utf8_names(void)
 static void test_files_stat_normalises_the_name(void)
 {
 	struct hutch_err err = {0};
-	const char *cases[][2] = {{"a//b/./c", "a/b/c"}, {"./a/b/c/", "a/b/c"},
+	const char *cases[][2] = {{"a//b/./c", "a/b/c"},
+				  {"./a/b/c/", "a/b/c"},
 				  {"/workspace/a/b/c", "/workspace/a/b/c"},
 				  {"/workspace//a/b/c", "/workspace/a/b/c"},
 				  {".", "."},
@@ -568,12 +583,13 @@ static void test_files_deep_tree_with_few_fds(void)
 	uint64_t bytes = 0;
 	uint64_t inodes = 0;
 	int fd;
+	int next;
 
 	setup();
 	fd = open(root_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	for (int i = 0; i < 1500; i++) {
 		ASSERT_OK(mkdirat(fd, "d", 0755));
-		int next = openat(fd, "d", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		next = openat(fd, "d", O_PATH | O_DIRECTORY | O_CLOEXEC);
 		ASSERT(next >= 0);
 		if (i % 100 == 0)
 			close(openat(next, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
@@ -650,8 +666,16 @@ static void test_files_usage_counts_blocks_once(void)
 
 static void test_files_rejects_bad_paths(void)
 {
-	const char *bad[] = {"../x", "a/../../x", "/etc/passwd", "/workspace/../etc/passwd",
-			     "/workspacex/a", "//workspace/a", "/", "..", "a/..", ""};
+	const char *bad[] = {"../x",
+			     "a/../../x",
+			     "/etc/passwd",
+			     "/workspace/../etc/passwd",
+			     "/workspacex/a",
+			     "//workspace/a",
+			     "/",
+			     "..",
+			     "a/..",
+			     ""};
 	struct hutch_err err = {0};
 	struct hutch_buf b = HUTCH_BUF_INIT;
 	char pwned[64];
@@ -687,14 +711,16 @@ static void test_files_symlink_to_etc_stays_inside(void)
 	struct hutch_err err = {0};
 	char name[64];
 	char etc_name[80];
+	char via[96];
+	char inside[96];
 	const char *got;
 
 	setup();
 	snprintf(name, sizeof(name), "hutch-pwned-%d", (int)getpid());
 	snprintf(etc_name, sizeof(etc_name), "/etc/%s", name);
-	ASSERT_OK(symlink("/etc", host("link")));
-	char via[96];
 	snprintf(via, sizeof(via), "link/%s", name);
+	snprintf(inside, sizeof(inside), "etc/%s", name);
+	ASSERT_OK(symlink("/etc", host("link")));
 
 	/* resolves to <root>/etc, which does not exist: fails, writes nothing */
 	(void)hutch_files_write(root_fd, via, "x", 1, NULL, MAX, &err);
@@ -711,8 +737,6 @@ static void test_files_symlink_to_etc_stays_inside(void)
 	put_host_file(host("etc/passwd"), "inside\n");
 	ASSERT_STREQ(read_text("link/passwd", &err), "inside\n");
 	write_text(via, "in");
-	char inside[96];
-	snprintf(inside, sizeof(inside), "etc/%s", name);
 	ASSERT_STREQ(host_text(host(inside)), "in");
 	ASSERT(access(etc_name, F_OK) != 0);
 }
@@ -723,14 +747,14 @@ static void test_files_symlink_up_and_absolute_resolve_in_root(void)
 	char name[64];
 	char slash_name[80];
 	char tmp_name[96];
+	char via[96];
 
 	setup();
 	snprintf(name, sizeof(name), "hutch-pwned-%d", (int)getpid());
 	snprintf(slash_name, sizeof(slash_name), "/%s", name);
 	snprintf(tmp_name, sizeof(tmp_name), "/tmp/%s", name);
-	ASSERT_OK(symlink("../../..", host("up")));
-	char via[96];
 	snprintf(via, sizeof(via), "up/%s", name);
+	ASSERT_OK(symlink("../../..", host("up")));
 	/* "../../.." from the root is the root */
 	write_text(via, "x");
 	ASSERT_STREQ(host_text(host(name)), "x");
@@ -829,6 +853,40 @@ static void test_files_magic_links_stay_inside(void)
 	ASSERT(access(host("proc"), F_OK) != 0 || access(host("proc/self"), F_OK) != 0);
 }
 
+/* Without openat2 (old kernel, or a seccomp filter answering ENOSYS as
+ * container runtimes do) every call fails clearly: no unsafe fallback. */
+static void test_files_without_openat2_fails_closed(void)
+{
+	struct hutch_err err = {0};
+	struct hutch_buf b = HUTCH_BUF_INIT;
+	scmp_filter_ctx ctx;
+	int fd = temp_fd();
+
+	setup();
+	write_text("f", "x");
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	ASSERT(ctx != NULL);
+	ASSERT_OK(seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(openat2), 0));
+	ASSERT_OK(seccomp_load(ctx));
+	seccomp_release(ctx);
+
+	ASSERT_ERR(hutch_files_write(root_fd, "g", "x", 1, NULL, MAX, &err), err, ENOSYS);
+	ASSERT_CONTAINS(err.msg, "openat2");
+	ASSERT_ERR(hutch_files_write(root_fd, "d/g", "x", 1, NULL, MAX, &err), err, ENOSYS);
+	ASSERT_ERR(hutch_files_read(root_fd, "f", 0, 0, MAX, &b, &err), err, ENOSYS);
+	ASSERT(hutch_files_list(root_fd, ".", &err) == NULL);
+	ASSERT_EQ(err.code, ENOSYS);
+	ASSERT(hutch_files_stat(root_fd, "f", &err) == NULL);
+	ASSERT_EQ(err.code, ENOSYS);
+	ASSERT_ERR(hutch_files_mkdir(root_fd, "d", NULL, &err), err, ENOSYS);
+	ASSERT_ERR(hutch_files_remove(root_fd, "f", false, &err), err, ENOSYS);
+	ASSERT_ERR(hutch_files_move(root_fd, "f", "h", false, &err), err, ENOSYS);
+	ASSERT_ERR(hutch_files_tar_out(root_fd, "f", fd, &err), err, ENOSYS);
+	ASSERT_ERR(hutch_files_tar_in(root_fd, "d", fd, NULL, MAX, &err), err, ENOSYS);
+	ASSERT_EQ(count_entries(root_dir), 1);
+	close(fd);
+}
+
 /* --- races --- */
 
 struct racer {
@@ -839,23 +897,43 @@ struct racer {
 	char target[128];
 };
 
-/* Keep one of a/b a directory and the other a symlink to outside, and
- * swap them as fast as possible. */
+/* Make `name` a directory, or a symlink to r->target. Failures are fine:
+ * the racer repairs again on its next turn. */
+static void make_node(struct racer *r, const char *name, bool dir)
+{
+	int rc = dir ? mkdirat(r->fd, name, 0755) : symlinkat(r->target, r->fd, name);
+
+	(void)rc;
+}
+
+/* Whichever of a and b is missing (our remove took it) comes back as the
+ * opposite of the other, so there is always a directory to swap with a
+ * symlink. */
+static void repair(struct racer *r)
+{
+	struct stat sa;
+	struct stat sb;
+	bool has_a = fstatat(r->fd, r->a, &sa, AT_SYMLINK_NOFOLLOW) == 0;
+	bool has_b = fstatat(r->fd, r->b, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+
+	if (!has_a && !has_b) {
+		make_node(r, r->a, true);
+		make_node(r, r->b, false);
+	} else if (!has_a) {
+		make_node(r, r->a, S_ISLNK(sb.st_mode));
+	} else if (!has_b) {
+		make_node(r, r->b, S_ISLNK(sa.st_mode));
+	}
+}
+
+/* Swap a directory and a symlink to outside as fast as possible */
 static void *swap_loop(void *arg)
 {
 	struct racer *r = arg;
-	struct stat st;
 
-	while (!atomic_load(&r->stop)) {
-		if (renameat2(r->fd, r->a, r->fd, r->b, RENAME_EXCHANGE) == 0)
-			continue;
-		bool a_link = fstatat(r->fd, r->a, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-		bool b_link = fstatat(r->fd, r->b, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
-		if (mkdirat(r->fd, a_link ? r->b : r->a, 0755) < 0 && errno == ENOENT)
-			continue; /* the parent is gone: wait for it */
-		if (!a_link && !b_link && symlinkat(r->target, r->fd, r->b) < 0)
-			continue; /* raced with our own remove: try again */
-	}
+	while (!atomic_load(&r->stop))
+		if (renameat2(r->fd, r->a, r->fd, r->b, RENAME_EXCHANGE) < 0)
+			repair(r);
 	return NULL;
 }
 
@@ -873,8 +951,8 @@ static void test_files_race_swap_dir_for_symlink(void)
 	snprintf(r.target, sizeof(r.target), "%s", outside_dir);
 	ASSERT_OK(pthread_create(&t, NULL, swap_loop, &r));
 	for (int i = 0; i < 2000; i++) {
-		if (hutch_files_write(root_fd, i % 2 ? "d/keep" : "d/sub/keep2", "pwned", 5, NULL, MAX,
-				      &err) == 0)
+		if (hutch_files_write(root_fd, i % 2 ? "d/keep" : "d/sub/keep2", "pwned", 5, NULL,
+				      MAX, &err) == 0)
 			wrote++;
 		(void)hutch_files_read(root_fd, "d/keep", 0, 0, MAX, &b, &err);
 		if (i % 20 == 0)
@@ -988,29 +1066,21 @@ static const char *tar_names(int fd)
 	archive_read_support_format_tar(a);
 	ASSERT_EQ(archive_read_open_fd(a, fd, 4096), ARCHIVE_OK);
 	while (archive_read_next_header(a, &e) == ARCHIVE_OK) {
-		strncat(names, archive_entry_pathname(e), sizeof(names) - strlen(names) - 2);
-		strcat(names, " ");
+		size_t len = strlen(names);
+		snprintf(names + len, sizeof(names) - len, "%s ", archive_entry_pathname(e));
 	}
 	archive_read_free(a);
 	return names;
 }
 
-static void test_files_tar_round_trip(void)
+/* A tree to archive: files, binary data, a UTF-8 name, modes, an empty
+ * directory, symlinks (one absolute) and a fifo */
+static void make_tree(const char *bin, size_t len)
 {
 	struct hutch_err err = {0};
-	char tmpl[] = "/tmp/hutch-out-XXXXXX";
-	int fd = mkstemp(tmpl);
-	char target[64];
-	struct stat st;
-	static char bin[70000];
 
-	ASSERT(fd >= 0);
-	unlink(tmpl);
-	setup();
-	for (size_t i = 0; i < sizeof(bin); i++)
-		bin[i] = (char)(i % 251);
 	write_text("src/a.txt", "alpha");
-	ASSERT_OK(hutch_files_write(root_fd, "src/sub/b.bin", bin, sizeof(bin), NULL, MAX, &err));
+	ASSERT_OK(hutch_files_write(root_fd, "src/sub/b.bin", bin, len, NULL, MAX, &err));
 	write_text("src/sub/deep/c", "gamma");
 	write_text("src/caf\xc3\xa9.txt", "utf8");
 	ASSERT_OK(chmod(host("src/a.txt"), 0755));
@@ -1018,12 +1088,28 @@ static void test_files_tar_round_trip(void)
 	ASSERT_OK(symlink("a.txt", host("src/link")));
 	ASSERT_OK(symlink("/etc", host("src/abs")));
 	ASSERT_OK(mkfifo(host("src/fifo"), 0644));
+}
 
+static void test_files_tar_round_trip(void)
+{
+	struct hutch_err err = {0};
+	struct hutch_buf b = HUTCH_BUF_INIT;
+	static char bin[70000];
+	char target[64];
+	struct stat st;
+	int fd = temp_fd();
+
+	setup();
+	for (size_t i = 0; i < sizeof(bin); i++)
+		bin[i] = (char)(i % 251);
+	make_tree(bin, sizeof(bin));
 	ASSERT_OK(hutch_files_tar_out(root_fd, "src", fd, &err));
-	ASSERT_STREQ(tar_names(fd), "a.txt abs caf\xc3\xa9.txt empty/ link sub/ sub/b.bin sub/deep/ "
-				    "sub/deep/c ");
+	ASSERT_STREQ(tar_names(fd),
+		     "a.txt abs caf\xc3\xa9.txt empty/ link sub/ sub/b.bin sub/deep/ "
+		     "sub/deep/c ");
 	ASSERT_EQ(lseek(fd, 0, SEEK_SET), 0);
 	ASSERT_OK(hutch_files_tar_in(root_fd, "copy/here", fd, NULL, MAX, &err));
+	close(fd);
 
 	ASSERT_STREQ(host_text(host("copy/here/a.txt")), "alpha");
 	ASSERT_STREQ(host_text(host("copy/here/sub/deep/c")), "gamma");
@@ -1036,16 +1122,20 @@ static void test_files_tar_round_trip(void)
 	ASSERT(memcmp(target, "a.txt", 5) == 0);
 	ASSERT_EQ(readlink(host("copy/here/abs"), target, sizeof(target)), 4);
 	ASSERT(access(host("copy/here/fifo"), F_OK) != 0);
-	struct hutch_buf b = HUTCH_BUF_INIT;
 	ASSERT_OK(hutch_files_read(root_fd, "copy/here/sub/b.bin", 0, 0, MAX, &b, &err));
 	ASSERT_EQ(b.len, sizeof(bin));
 	ASSERT(memcmp(b.data, bin, sizeof(bin)) == 0);
 	hutch_buf_release(&b);
-	close(fd);
+}
 
-	/* one file: one entry, named by its last component; a symlink as such */
-	fd = open(tmpl, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	unlink(tmpl);
+/* One file: one entry, named by its last component; a symlink as such */
+static void test_files_tar_out_single_entry(void)
+{
+	struct hutch_err err = {0};
+	int fd = temp_fd();
+
+	setup();
+	make_tree("b", 1);
 	ASSERT_OK(hutch_files_tar_out(root_fd, "/workspace/src/sub/deep/c", fd, &err));
 	ASSERT_STREQ(tar_names(fd), "c ");
 	ASSERT_OK(ftruncate(fd, 0));
@@ -1053,6 +1143,7 @@ static void test_files_tar_round_trip(void)
 	ASSERT_OK(hutch_files_tar_out(root_fd, "src/abs", fd, &err));
 	ASSERT_STREQ(tar_names(fd), "abs ");
 	ASSERT_ERR(hutch_files_tar_out(root_fd, "missing", fd, &err), err, ENOENT);
+	ASSERT_ERR(hutch_files_tar_out(root_fd, "missing/x", fd, &err), err, ENOENT);
 	close(fd);
 }
 
@@ -1154,7 +1245,8 @@ static void test_files_tar_in_max_bytes(void)
 {
 	struct hutch_err err = {0};
 	static char six[601];
-	struct tar_item t[] = {{"one", AE_IFREG, 0644, six, NULL}, {"two", AE_IFREG, 0644, six, NULL}};
+	struct tar_item t[] = {{"one", AE_IFREG, 0644, six, NULL},
+			       {"two", AE_IFREG, 0644, six, NULL}};
 
 	setup();
 	memset(six, 'z', 600);
@@ -1190,9 +1282,11 @@ static const struct tap_case cases[] = {
 	TAP_CASE(test_files_symlink_last_component_not_followed),
 	TAP_CASE(test_files_fifo_and_socket_do_not_hang),
 	TAP_CASE(test_files_magic_links_stay_inside),
+	TAP_CASE(test_files_without_openat2_fails_closed),
 	TAP_CASE(test_files_race_swap_dir_for_symlink),
 	TAP_CASE(test_files_race_remove_walk),
 	TAP_CASE(test_files_tar_round_trip),
+	TAP_CASE(test_files_tar_out_single_entry),
 	TAP_CASE(test_files_tar_in_refuses_escapes),
 	TAP_CASE(test_files_tar_in_modes_and_skips),
 	TAP_CASE(test_files_tar_in_max_bytes),

@@ -31,6 +31,8 @@ start_session_daemon() {
 # stop_session_daemon [SIGNAL]
 stop_session_daemon() {
 	if [ -n "$SDAEMON_PID" ]; then
+		# rootless, $SDAEMON_PID is runuser's: signal the daemon itself
+		pkill "-${1:-TERM}" -f -- "--socket $HUTCH_SOCKET " 2>/dev/null || true
 		kill "-${1:-TERM}" "$SDAEMON_PID" 2>/dev/null || true
 		wait "$SDAEMON_PID" 2>/dev/null || true
 		SDAEMON_PID=
