@@ -9,7 +9,7 @@ packages=(
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap
 	# session kernels: rich outputs (DataFrames, figures) in the tests and the demo
-	python3-numpy python3-pandas python3-matplotlib
+	python3-numpy python3-pandas python3-matplotlib python3-pytest
 )
 # Only for `make check-v2` (a cgroup v2 guest under qemu).
 if [ "${HUTCH_DEPS_V2:-0}" = 1 ]; then
