@@ -46,7 +46,8 @@ if [ -n "$user" ] && userns_works "$user"; then
 	# cgroup is delegated to this user here (the test says so when run by hand)
 	pass "sessions, rootless as $user" env HUTCH_AS="$user" prove -v --timer \
 		tests/sessions/10-python-session.sh tests/sessions/20-session-attacks.sh \
-		tests/sessions/40-bash-node-sessions.sh tests/sessions/50-stateful-task.sh
+		tests/sessions/40-bash-node-sessions.sh tests/sessions/50-stateful-task.sh \
+		tests/sessions/60-transfer-snapshot.sh
 elif [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
 	echo "not ok - rootless pass: no unprivileged user with user namespaces" | tee -a "$log"
 	status=1

@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "api/client.h"
@@ -12,6 +15,9 @@
 #include "cli/cli.h"
 #include "util/err.h"
 #include "util/parse.h"
+#include "session/files.h"
+#include "session/session.h"
+#include "util/buf.h"
 #include "util/text.h"
 
 /*
@@ -29,6 +35,9 @@ static const char usage[] =
 	"       hutch session files ID write PATH [DATA | --from FILE]\n"
 	"       hutch session files ID read|ls|stat|mkdir PATH\n"
 	"       hutch session files ID rm PATH [-r]   |   mv FROM TO\n"
+	"       hutch session upload ID LOCAL REMOTE    (a file, or a directory as tar)\n"
+	"       hutch session download ID REMOTE LOCAL\n"
+	"       hutch session snapshot ID NAME | restore NAME | snapshots | snapshot-rm NAME\n"
 	"       hutch session pause|resume|reset|info|kill ID\n"
 	"       hutch session list\n"
 	"Every subcommand takes --json (print the daemon's reply as is).\n"
@@ -334,6 +343,107 @@ static int files_cmd(struct opts *o, const char *id, int argc, char **argv)
 	return rc;
 }
 
+/* upload: a file goes as a files write, a directory as a tar of it */
+static int upload_cmd(struct opts *o, const char *id, const char *local, const char *remote)
+{
+	struct stat st;
+	struct hutch_err err = {0, ""};
+
+	if (stat(local, &st) < 0)
+		return fail("upload: '%s': %s", local, strerror(errno));
+	if (!S_ISDIR(st.st_mode)) {
+		char *argv[] = {"write", (char *)remote, NULL};
+		o->from = local;
+		return files_cmd(o, id, 2, argv);
+	}
+	int root = open(local, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct hutch_buf tar = HUTCH_BUF_INIT;
+	if (root < 0 || hutch_session_tar_out(root, ".", &tar, &err) < 0) {
+		if (root >= 0)
+			close(root);
+		hutch_buf_release(&tar);
+		return fail("upload: '%s': %s", local, root < 0 ? strerror(errno) : err.msg);
+	}
+	close(root);
+	char *b64 = hutch_base64_encode(tar.data, tar.len);
+	hutch_buf_release(&tar);
+	json_object_set_new(o->req, "op", json_string("session.files"));
+	json_object_set_new(o->req, "id", json_string(id));
+	json_object_set_new(o->req, "action", json_string("upload"));
+	json_object_set_new(o->req, "path", json_string(remote));
+	json_object_set_new(o->req, "data_base64", json_string(b64));
+	free(b64);
+	json_t *reply = call(json_incref(o->req), false);
+	int rc = !reply ? HUTCH_EXIT_SANDBOX : refused(reply) ? 1 : 0;
+	json_decref(reply);
+	return rc;
+}
+
+/* Extract a tar that came from a sandbox: every name is checked and
+ * created in-root by files.c (never libarchive's disk writer). */
+static int extract_local(const char *dir, const void *data, size_t len, struct hutch_err *err)
+{
+	int fd = memfd_create("hutch-download", MFD_CLOEXEC);
+	int root;
+	int rc = -1;
+
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return hutch_err_set(err, errno, "mkdir '%s'", dir);
+	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || root < 0 || write(fd, data, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0)
+		hutch_err_set(err, errno, "prepare '%s'", dir);
+	else
+		rc = hutch_files_tar_in(root, ".", fd, NULL, 1ull << 32, err);
+	if (fd >= 0)
+		close(fd);
+	if (root >= 0)
+		close(root);
+	return rc;
+}
+
+static int download_cmd(struct opts *o, const char *id, const char *remote, const char *local)
+{
+	json_t *req = json_pack("{s:s,s:s,s:s,s:s}", "op", "session.files", "id", id, "action",
+				"stat", "path", remote);
+	json_t *reply = call(req, false);
+	struct hutch_err err = {0, ""};
+	int rc = 0;
+
+	(void)o;
+	if (!reply)
+		return HUTCH_EXIT_SANDBOX;
+	if (refused(reply))
+		return json_decref(reply), 1;
+	bool is_dir = strcmp(json_string_value(json_object_get(json_object_get(reply, "stat"),
+							       "type")) ?: "",
+			     "dir") == 0;
+	json_decref(reply);
+	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "session.files", "id", id, "action",
+			is_dir ? "download" : "read", "path", remote);
+	reply = call(req, false);
+	if (!reply)
+		return HUTCH_EXIT_SANDBOX;
+	if (refused(reply))
+		return json_decref(reply), 1;
+	const char *b64 =
+		json_string_value(json_object_get(reply, is_dir ? "tar_base64" : "data_base64"));
+	size_t len = 0;
+	unsigned char *data = b64 ? hutch_base64_decode(b64, strlen(b64), &len) : NULL;
+	if (!data) {
+		rc = fail("%s", "download: the daemon sent no data");
+	} else if (is_dir) {
+		if (extract_local(local, data, len, &err) < 0)
+			rc = fail("download: %s", err.msg);
+	} else {
+		FILE *f = fopen(local, "wbe");
+		if (!f || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+			rc = fail("download: write '%s': %s", local, strerror(errno));
+	}
+	free(data);
+	json_decref(reply);
+	return rc;
+}
+
 static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 {
 	const char *id = argc > 0 ? argv[0] : NULL;
@@ -341,6 +451,12 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 
 	if (strcmp(sub, "files") == 0)
 		return id ? files_cmd(o, id, argc - 1, argv + 1) : fail("%s", "files needs an ID");
+	if (strcmp(sub, "upload") == 0 || strcmp(sub, "download") == 0) {
+		if (argc != 3)
+			return fail("%s needs ID, then the source and the destination", sub);
+		return sub[0] == 'u' ? upload_cmd(o, id, argv[1], argv[2])
+				     : download_cmd(o, id, argv[1], argv[2]);
+	}
 	if (strcmp(sub, "new") == 0) {
 		json_object_set_new(o->req, "op", json_string("session.new"));
 		if (!json_object_get(o->req, "language"))
@@ -352,8 +468,21 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 			json_object_set(lim, "wall_ms", json_object_get(o->req, "timeout_ms"));
 			json_object_del(o->req, "timeout_ms");
 		}
-	} else if (strcmp(sub, "list") == 0) {
-		json_object_set_new(o->req, "op", json_string("session.list"));
+	} else if (strcmp(sub, "list") == 0 || strcmp(sub, "snapshots") == 0) {
+		json_object_set_new(o->req, "op",
+				    json_string(sub[0] == 'l' ? "session.list" : "snapshot.list"));
+	} else if (strcmp(sub, "restore") == 0 || strcmp(sub, "snapshot-rm") == 0) {
+		if (!id)
+			return fail("%s needs a snapshot name", sub);
+		json_object_set_new(o->req, "op", json_string(sub[0] == 'r' ? "snapshot.restore"
+									   : "snapshot.delete"));
+		json_object_set_new(o->req, "name", json_string(id));
+	} else if (strcmp(sub, "snapshot") == 0) {
+		if (argc != 2)
+			return fail("%s", "snapshot needs ID and NAME");
+		json_object_set_new(o->req, "op", json_string("session.snapshot"));
+		json_object_set_new(o->req, "id", json_string(id));
+		json_object_set_new(o->req, "name", json_string(argv[1]));
 	} else {
 		static const char *const simple[] = {"pause", "resume", "reset", "info", "kill",
 						     "exec",  "sh",	NULL};
@@ -398,7 +527,7 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 		rc = (print_json(reply), is_call ? result_code(reply) : 0);
 	else if (is_call)
 		rc = print_result(reply);
-	else if (strcmp(sub, "new") == 0)
+	else if (strcmp(sub, "new") == 0 || strcmp(sub, "restore") == 0)
 		rc = (printf("%s\n", json_string_value(json_object_get(
 					     json_object_get(reply, "session"), "id"))),
 		      0);

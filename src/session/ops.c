@@ -252,6 +252,26 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
 					     : hutch_files_stat(root, path, err);
 		return o ? ok_json(json_pack("{s:o}", action[0] == 'l' ? "entries" : "stat", o))
 			 : NULL;
+	} else if (strcmp(action, "upload") == 0) { /* a tar, extracted under path */
+		size_t len = 0;
+		unsigned char *data = b64 ? hutch_base64_decode(b64, strlen(b64), &len) : NULL;
+		if (!data)
+			return hutch_err_setx(err, EINVAL, "upload needs a tar in 'data_base64'"),
+			       NULL;
+		rc = hutch_session_tar_in(root, path, data, len, err);
+		free(data);
+	} else if (strcmp(action, "download") == 0) { /* a tar of path */
+		struct hutch_buf b = HUTCH_BUF_INIT;
+		if (hutch_session_tar_out(root, path, &b, err) < 0) {
+			hutch_buf_release(&b);
+			return NULL;
+		}
+		char *enc = hutch_base64_encode((const unsigned char *)b.data, b.len);
+		json_t *o = json_pack("{s:s,s:I,s:s}", "path", path, "size", (json_int_t)b.len,
+				      "tar_base64", enc);
+		free(enc);
+		hutch_buf_release(&b);
+		return ok_json(o);
 	} else if (strcmp(action, "mkdir") == 0) {
 		rc = hutch_files_mkdir(root, path, &own, err);
 	} else if (strcmp(action, "remove") == 0) {
@@ -263,8 +283,8 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
 		rc = hutch_files_move(root, path, to, false, err);
 	} else {
 		hutch_err_setx(err, EINVAL,
-			       "action '%s': expected write, read, list, stat, mkdir, remove "
-			       "or move",
+			       "action '%s': expected write, read, list, stat, mkdir, remove, "
+			       "move, upload or download",
 			       action);
 	}
 	return rc == 0 ? ok_json(json_pack("{s:b}", "ok", 1)) : NULL;
@@ -292,6 +312,52 @@ static char *op_pause(struct hutch_session *s, bool pause, struct hutch_err *err
 				 (json_int_t)(hutch_now_us() - t0)));
 }
 
+static char *op_snapshot(struct hutch_sessions *m, struct hutch_session *s, json_t *req,
+			 struct hutch_err *err)
+{
+	static const char *const keys[] = {"op", "id", "name", NULL};
+	const char *name;
+
+	if (check_keys(req, keys, err) < 0 || get_str(req, "name", true, &name, err) < 0)
+		return NULL;
+	json_t *meta = hutch_session_snapshot(m, s, name, err);
+	if (!meta)
+		return NULL;
+	json_object_del(meta, "request");
+	return ok_json(json_pack("{s:o}", "snapshot", meta));
+}
+
+/* snapshot.restore | snapshot.list | snapshot.delete */
+static char *on_snapshot(struct hutch_sessions *m, const char *op, json_t *req,
+			 struct hutch_err *err)
+{
+	static const char *const keys[] = {"op", "name", "idle_timeout_ms", "ttl_ms", NULL};
+	uint64_t idle = 0;
+	uint64_t ttl = 0;
+	const char *name;
+
+	if (strcmp(op, "snapshot.list") == 0)
+		return ok_json(json_pack("{s:o}", "snapshots", hutch_snapshot_list(m)));
+	if (check_keys(req, keys, err) < 0 || get_str(req, "name", true, &name, err) < 0 ||
+	    get_ms(req, "idle_timeout_ms", &idle, err) < 0 || get_ms(req, "ttl_ms", &ttl, err) < 0)
+		return NULL;
+	if (strcmp(op, "snapshot.delete") == 0)
+		return hutch_snapshot_delete(m, name, err) == 0 ? ok_json(json_pack("{s:b}", "ok", 1))
+								 : NULL;
+	if (strcmp(op, "snapshot.restore") != 0)
+		return hutch_err_setx(err, EINVAL, "unknown op '%s'", op), NULL;
+	struct hutch_session *s = hutch_snapshot_restore(m, name, idle, ttl, err);
+	if (!s)
+		return NULL;
+	pthread_mutex_lock(&s->lock);
+	json_t *info = hutch_session_info(s);
+	pthread_mutex_unlock(&s->lock);
+	hutch_session_put(m, s);
+	return ok_json(json_pack("{s:o,s:s}", "session", info, "note",
+				 "files restored; the kernel is fresh (snapshots hold no process "
+				 "memory)"));
+}
+
 static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 			const struct hutch_run_hooks *hooks, struct hutch_err *err)
 {
@@ -317,12 +383,14 @@ static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 		out = op_sh(s, req, hooks, err);
 	else if (strcmp(op, "session.files") == 0)
 		out = op_files(s, req, err);
-	else if (check_keys(req, id_only, err) < 0)
+	else if (strcmp(op, "session.snapshot") != 0 && check_keys(req, id_only, err) < 0)
 		out = NULL;
 	else if (strcmp(op, "session.info") == 0)
 		out = ok_json(json_pack("{s:o}", "session", hutch_session_info(s)));
 	else if (strcmp(op, "session.pause") == 0 || strcmp(op, "session.resume") == 0)
 		out = op_pause(s, op[8] == 'p', err);
+	else if (strcmp(op, "session.snapshot") == 0)
+		out = op_snapshot(m, s, req, err);
 	else if (strcmp(op, "session.reset") == 0)
 		out = hutch_kernel_ensure(s, err) == 0 && hutch_kernel_reset(s, err) == 0
 			      ? ok_json(json_pack("{s:b}", "ok", 1))
@@ -357,6 +425,8 @@ char *hutch_session_call(struct hutch_sessions *m, const char *json, size_t len,
 			out = op_new(m, req, &err);
 		else if (strcmp(op, "session.list") == 0)
 			out = ok_json(json_pack("{s:o}", "sessions", hutch_session_list(m)));
+		else if (strncmp(op, "snapshot.", 9) == 0)
+			out = on_snapshot(m, op, req, &err);
 		else if (strncmp(op, "session.", 8) == 0)
 			out = on_session(m, op, req, hooks, &err);
 		else

@@ -96,6 +96,20 @@ int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *re
 			  const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
 			  struct hutch_err *err);
 
+/* transfer.c: tar of a tree in memory, both ways (paths in-root), and
+ * snapshots of a workspace under <state>/snapshots/<name>. */
+int hutch_session_tar_out(int root, const char *path, struct hutch_buf *out,
+			  struct hutch_err *err);
+int hutch_session_tar_in(int root, const char *path, const void *data, size_t len,
+			 struct hutch_err *err);
+json_t *hutch_session_snapshot(struct hutch_sessions *m, struct hutch_session *s,
+			       const char *name, struct hutch_err *err);
+struct hutch_session *hutch_snapshot_restore(struct hutch_sessions *m, const char *name,
+					     uint64_t idle_timeout_ms, uint64_t ttl_ms,
+					     struct hutch_err *err);
+int hutch_snapshot_delete(struct hutch_sessions *m, const char *name, struct hutch_err *err);
+json_t *hutch_snapshot_list(struct hutch_sessions *m);
+
 /* spawner.c: run fn(arg) on the one long-lived thread that creates every
  * session process. PR_SET_PDEATHSIG fires when the creating *thread* ends,
  * and a session must outlive the connection that made it. */
