@@ -4,6 +4,8 @@
 #   bench/run.sh              the comparison table, throughput and fast-path phases
 #   bench/run.sh soak [N]     N executions (default 100000) through the daemon's socket,
 #                             sampling its RSS, open fds, threads and processes
+#   bench/run.sh sessions     stateful sessions (docs/sessions.md): exec/sh round trips,
+#                             new/kill, pause/resume, memory per idle session (bench/sessions.py)
 #
 # Rows, each for two workloads (A: a sum, B: json + re), BENCH_N runs after BENCH_WARMUP:
 #   socket   hutch fast path over the daemon's socket (build/bench-client, keep-alive)
@@ -31,13 +33,17 @@
 #   BENCH_SOAK_EVERY=10000 soak: sample every this many executions
 #   BENCH_SOAK_RECONNECT=1000  soak: open a new connection every this many (0: never)
 #   BENCH_DAEMON_ARGS=     more options for `hutch daemon` (e.g. "--pool 8 --log-level warn")
+#   sessions: BENCH_N (default 500 there), BENCH_WARMUP, BENCH_SESSIONS=100, BENCH_SH_N=100,
+#             BENCH_NEW_N=20, BENCH_PAUSE_N=100, BENCH_TIMEOUT=120 (see bench/sessions.py)
 #   HUTCH=build/hutch      the hutch binary
 # Output: the tables on stdout and in build/bench/results.txt (soak: build/bench/soak.txt);
-# the raw per-run samples in build/bench/raw/.
+# sessions: build/bench/sessions.txt); the raw per-run samples in build/bench/raw/
+# (sessions: build/bench/sessions-raw/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${BENCH_N:-200}
+[ "${1:-}" != sessions ] || N=${BENCH_N:-500}
 WARMUP=${BENCH_WARMUP:-10}
 DOCKER_N=${BENCH_DOCKER_N:-$N}
 TP_SECONDS=${BENCH_TP_SECONDS:-5}
@@ -69,6 +75,7 @@ daemon_pid=
 daemon_note=
 daemon_died=
 daemon_log=$OUT/daemon.log
+daemon_args=() # more options for `hutch daemon` from the mode (before BENCH_DAEMON_ARGS)
 
 # Stops the daemon; says so on stderr (and in $daemon_died) if it had died on its own.
 stop_daemon() {
@@ -108,7 +115,8 @@ start_daemon() {
 	fi
 	mkdir -p "$OUT"
 	# shellcheck disable=SC2086 # BENCH_DAEMON_ARGS is a list of words
-	"$HUTCH" daemon --socket "$sock" ${BENCH_DAEMON_ARGS:-} >"$daemon_log" 2>&1 &
+	"$HUTCH" daemon --socket "$sock" "${daemon_args[@]}" ${BENCH_DAEMON_ARGS:-} \
+		>"$daemon_log" 2>&1 &
 	daemon_pid=$!
 	for _ in $(seq 300); do
 		if ! kill -0 "$daemon_pid" 2>/dev/null; then
@@ -355,6 +363,30 @@ bench_soak() {
 	return "$rc"
 }
 
+# The session benchmark: its own daemon with a state directory under $tmp (removed at the
+# end with $tmp), bench/sessions.py as the client. The client kills every session it made
+# before it exits (Ctrl-C included); stopping the daemon ends any it could not.
+bench_sessions() {
+	mkdir -p "$OUT"
+	daemon_log=$OUT/sessions-daemon.log
+	daemon_args=(--state-dir "$tmp/state" --pool 1 --log-level warn)
+	if ! start_daemon; then
+		die "sessions: $daemon_note"
+	fi
+	local commit rc=0
+	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+	git diff --quiet HEAD -- src include kernels 2>/dev/null || commit="$commit+dirty"
+	BENCH_N=$N "$PY" bench/sessions.py --socket "$sock" --daemon-pid "$daemon_pid" \
+		--out "$OUT/sessions.txt" --raw "$OUT/sessions-raw" \
+		--label "$("$HUTCH" --version 2>&1 | head -n1) (commit $commit)" || rc=$?
+	stop_daemon
+	if [ -n "$daemon_died" ]; then
+		echo "$daemon_died" | tee -a "$OUT/sessions.txt"
+		[ "$rc" -ne 0 ] || rc=1
+	fi
+	return "$rc"
+}
+
 [ -x "$HUTCH" ] || die "$HUTCH is missing: run make first"
 [ -x "$CLIENT" ] || make -s "$CLIENT" >&2 || die "cannot build $CLIENT"
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive integer, not '$N'"
@@ -362,5 +394,6 @@ bench_soak() {
 case "${1:-}" in
 "") bench_table ;;
 soak) bench_soak "${2:-100000}" ;;
-*) die "usage: bench/run.sh [soak [N]]" ;;
+sessions) bench_sessions ;;
+*) die "usage: bench/run.sh [soak [N] | sessions]" ;;
 esac

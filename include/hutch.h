@@ -65,6 +65,7 @@ struct hutch_limits {
 	uint64_t disk_bytes;   /* writable space: /workspace + /tmp together */
 	double cpus;	       /* CPU bandwidth in cores (cgroup cpu quota) */
 	bool output_kill;      /* kill the run when output passes the limit */
+	uint64_t idle_output_ms; /* stop the run after this long without output; 0: never */
 };
 
 /* A file placed in the sandbox before the program starts. */
@@ -180,6 +181,13 @@ struct hutch_run_hooks {
 	 * a full hangup (POLLHUP), e.g. the connection of a client that went
 	 * away; a socket whose peer only shut down its writing side is not. */
 	int cancel_fd;
+	/* When > 0: the program's stdin (dup'ed; the caller keeps the write
+	 * end of a pipe to feed it), instead of the request's stdin data. */
+	int stdin_fd;
+	/* Give on_output every byte as it arrives, also past the head of a
+	 * capped capture (a log that follows a long command); the result
+	 * still keeps head + tail. */
+	bool every_byte;
 };
 
 /* Set every field to its default (limits, template "host", net "none"). */

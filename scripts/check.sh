@@ -47,7 +47,7 @@ if [ -n "$user" ] && userns_works "$user"; then
 	pass "sessions, rootless as $user" env HUTCH_AS="$user" prove -v --timer \
 		tests/sessions/10-python-session.sh tests/sessions/20-session-attacks.sh \
 		tests/sessions/40-bash-node-sessions.sh tests/sessions/50-stateful-task.sh \
-		tests/sessions/60-transfer-snapshot.sh
+		tests/sessions/60-transfer-snapshot.sh tests/sessions/70-commands.sh
 elif [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
 	echo "not ok - rootless pass: no unprivileged user with user namespaces" | tee -a "$log"
 	status=1

@@ -67,6 +67,8 @@ struct hutch_cell_spec {
 	const char *workspace_dir;
 	bool has_control_fd;
 	int control_fd;
+	/* stdin is a terminal (a pty slave): make it the controlling one */
+	bool tty;
 };
 
 struct hutch_cell {

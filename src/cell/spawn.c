@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -111,6 +112,11 @@ _Noreturn void hutch_cell_run_program(const struct hutch_cell_spec *spec, int re
 		hutch_cell_child_fail(report_fd, "setsid",
 				      (hutch_err_set(&err, errno, "setsid"), &err));
 	report_fd = arrange_fds(spec, report_fd);
+	/* a new session has no controlling terminal: take the pty as ours, so
+	 * job control, ^C and SIGWINCH work for interactive programs */
+	if (spec->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+		hutch_cell_child_fail(report_fd, "tty",
+				      (hutch_err_set(&err, errno, "TIOCSCTTY"), &err));
 	if (chdir(spec->workdir ? spec->workdir : HUTCH_WORKSPACE) < 0)
 		hutch_cell_child_fail(
 			report_fd, "workdir",

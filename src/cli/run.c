@@ -31,6 +31,7 @@ static const char run_usage[] =
 	"  --cpus N               CPU bandwidth in cores, e.g. 0.5 (default no cap)\n"
 	"  --output-limit SIZE    bytes kept per stream, head and tail (default 1M)\n"
 	"  --output-limit-kill    kill the run when output passes the limit\n"
+	"  --idle-output-timeout DURATION  stop the run after this long with no output\n"
 	"  --file-size SIZE       largest file the program may write (default 1G)\n"
 	"  --disk SIZE            writable space for /workspace and /tmp (default 1G)\n"
 	"  --env NAME=VALUE       set a variable (repeatable); nothing else is inherited\n"
@@ -58,6 +59,7 @@ enum opt {
 	OPT_CPUS,
 	OPT_OUTPUT_LIMIT,
 	OPT_OUTPUT_KILL,
+	OPT_IDLE_OUTPUT,
 	OPT_FILE_SIZE,
 	OPT_DISK,
 	OPT_ENV,
@@ -82,6 +84,7 @@ static const struct option options[] = {
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT},
 	{"output-limit-kill", no_argument, NULL, OPT_OUTPUT_KILL},
+	{"idle-output-timeout", required_argument, NULL, OPT_IDLE_OUTPUT},
 	{"file-size", required_argument, NULL, OPT_FILE_SIZE},
 	{"disk", required_argument, NULL, OPT_DISK},
 	{"env", required_argument, NULL, OPT_ENV},
@@ -168,6 +171,8 @@ static int parse_limit(int code, const char *arg, struct hutch_limits *l, struct
 		return hutch_parse_size(arg, &l->file_bytes, err);
 	case OPT_DISK:
 		return hutch_parse_size(arg, &l->disk_bytes, err);
+	case OPT_IDLE_OUTPUT:
+		return hutch_parse_duration_ms(arg, &l->idle_output_ms, err);
 	case OPT_CPUS: {
 		char *end = NULL;
 		errno = 0;

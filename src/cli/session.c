@@ -32,6 +32,10 @@ static const char usage[] =
 	"                         [--ttl DUR] [--env NAME=VALUE]...\n"
 	"       hutch session exec ID CODE|-   [--timeout DUR]  (the kernel's language)\n"
 	"       hutch session sh ID COMMAND    [--timeout DUR]  (bash -c in the session)\n"
+	"                         [--idle-output-timeout DUR] [--tty] [--background]\n"
+	"       hutch session cmd ID CMD_ID poll|wait|attach|signal SIG|stdin [DATA] [--close]\n"
+	"                                   |resize ROWSxCOLS\n"
+	"       hutch session commands ID\n"
 	"       hutch session files ID write PATH [DATA | --from FILE]\n"
 	"       hutch session files ID read|ls|stat|mkdir PATH\n"
 	"       hutch session files ID rm PATH [-r]   |   mv FROM TO\n"
@@ -46,6 +50,7 @@ static const char usage[] =
 struct opts {
 	bool json;
 	bool recursive;
+	bool close;
 	const char *from;
 	json_t *req;
 };
@@ -126,9 +131,12 @@ static int result_code(json_t *res)
 {
 	const char *status = json_string_value(json_object_get(res, "status")) ?: "";
 	json_t *code = json_object_get(res, "exit_code");
+	json_t *sig = json_object_get(res, "signal");
 
 	if (strcmp(status, "timeout") == 0)
 		return HUTCH_EXIT_TIMEOUT;
+	if (json_is_integer(sig) && json_integer_value(sig) > 0 && !json_is_integer(code))
+		return 128 + (int)json_integer_value(sig); /* as a shell reports it */
 	if (json_is_integer(code))
 		return (int)json_integer_value(code) & 0xff;
 	return strcmp(status, "ok") == 0 ? 0 : 1;
@@ -202,6 +210,10 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 		{"ttl", required_argument, NULL, 'X'},
 		{"env", required_argument, NULL, 'e'},
 		{"from", required_argument, NULL, 'f'},
+		{"idle-output-timeout", required_argument, NULL, 'O'},
+		{"tty", no_argument, NULL, 't'},
+		{"background", no_argument, NULL, 'b'},
+		{"close", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -257,6 +269,18 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 		}
 		case 'f':
 			o->from = optarg;
+			break;
+		case 'O':
+			rc = set_duration(o->req, "idle_output_timeout_ms", optarg);
+			break;
+		case 't':
+			json_object_set_new(o->req, "tty", json_true());
+			break;
+		case 'b':
+			json_object_set_new(o->req, "background", json_true());
+			break;
+		case 'C':
+			o->close = true;
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -444,6 +468,62 @@ static int download_cmd(struct opts *o, const char *id, const char *remote, cons
 	return rc;
 }
 
+/* hutch session cmd ID CMD_ID ACTION [ARG]: a background command */
+static int cmd_cmd(struct opts *o, int argc, char **argv)
+{
+	if (argc < 3)
+		return fail("%s", "cmd needs ID, CMD_ID and an action");
+	const char *action = argv[2];
+	bool follow = strcmp(action, "attach") == 0;
+	json_object_set_new(o->req, "op", json_string("session.command"));
+	json_object_set_new(o->req, "id", json_string(argv[0]));
+	json_object_set_new(o->req, "command_id", json_string(argv[1]));
+	json_object_set_new(o->req, "action", json_string(action));
+	if (strcmp(action, "signal") == 0) {
+		if (argc < 4)
+			return fail("%s", "signal needs a signal (INT, TERM, KILL...)");
+		json_object_set_new(o->req, "signal", json_string(argv[3]));
+	} else if (strcmp(action, "stdin") == 0) {
+		const char *data = argc >= 4 ? argv[3] : "";
+		char *b64 = hutch_base64_encode(data, strlen(data));
+		json_object_set_new(o->req, "data_base64", json_string(b64));
+		free(b64);
+		if (o->close)
+			json_object_set_new(o->req, "close", json_true());
+	} else if (strcmp(action, "resize") == 0) {
+		unsigned rows;
+		unsigned cols;
+		if (argc < 4 || sscanf(argv[3], "%ux%u", &rows, &cols) != 2)
+			return fail("%s", "resize needs ROWSxCOLS, e.g. 40x120");
+		json_object_set_new(o->req, "rows", json_integer(rows));
+		json_object_set_new(o->req, "cols", json_integer(cols));
+	} else if (follow || strcmp(action, "wait") == 0) {
+		if (!json_object_get(o->req, "timeout_ms")) /* follow until it ends */
+			json_object_set_new(o->req, "timeout_ms", json_integer(24 * 3600 * 1000));
+	}
+	json_t *reply = call(json_incref(o->req), follow && !o->json);
+	if (!reply)
+		return HUTCH_EXIT_SANDBOX;
+	int rc = 0;
+	json_t *res = json_object_get(reply, "result");
+	if (refused(reply))
+		rc = 1;
+	else if (o->json || (!follow && strcmp(action, "poll") != 0 &&
+			     strcmp(action, "wait") != 0))
+		print_json(reply);
+	else if (!follow) { /* poll, wait: the output so far, and the status */
+		fputs(json_string_value(json_object_get(reply, "stdout")) ?: "", stdout);
+		fputs(json_string_value(json_object_get(reply, "stderr")) ?: "", stderr);
+	}
+	if (rc == 0 && json_is_object(res) && (follow || strcmp(action, "wait") == 0))
+		rc = result_code(res);
+	else if (rc == 0 && json_is_true(json_object_get(reply, "running")) &&
+		 strcmp(action, "wait") == 0)
+		rc = HUTCH_EXIT_TIMEOUT; /* still running after --timeout */
+	json_decref(reply);
+	return rc;
+}
+
 static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 {
 	const char *id = argc > 0 ? argv[0] : NULL;
@@ -451,6 +531,8 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 
 	if (strcmp(sub, "files") == 0)
 		return id ? files_cmd(o, id, argc - 1, argv + 1) : fail("%s", "files needs an ID");
+	if (strcmp(sub, "cmd") == 0)
+		return cmd_cmd(o, argc, argv);
 	if (strcmp(sub, "upload") == 0 || strcmp(sub, "download") == 0) {
 		if (argc != 3)
 			return fail("%s needs ID, then the source and the destination", sub);
@@ -484,8 +566,9 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 		json_object_set_new(o->req, "id", json_string(id));
 		json_object_set_new(o->req, "name", json_string(argv[1]));
 	} else {
-		static const char *const simple[] = {"pause", "resume", "reset", "info", "kill",
-						     "exec",  "sh",	NULL};
+		static const char *const simple[] = {"pause", "resume", "reset", "info",
+						     "kill",  "exec",	"sh",	 "commands",
+						     NULL};
 		bool known = false;
 		for (size_t i = 0; simple[i]; i++)
 			known = known || strcmp(sub, simple[i]) == 0;
@@ -524,7 +607,13 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 	else if (refused(reply))
 		rc = 1;
 	else if (o->json)
-		rc = (print_json(reply), is_call ? result_code(reply) : 0);
+		rc = (print_json(reply), is_call && json_object_get(reply, "status")
+						 ? result_code(reply)
+						 : 0);
+	else if (json_is_object(json_object_get(reply, "command"))) /* sh --background */
+		rc = (printf("%s\n", json_string_value(json_object_get(
+					     json_object_get(reply, "command"), "command_id"))),
+		      0);
 	else if (is_call)
 		rc = print_result(reply);
 	else if (strcmp(sub, "new") == 0 || strcmp(sub, "restore") == 0)

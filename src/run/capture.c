@@ -21,6 +21,8 @@ void hutch_capture_init(struct hutch_capture *c, int stream, uint64_t limit,
 
 static void emit(struct hutch_capture *c, const char *buf, size_t len)
 {
+	if (c->hooks && c->hooks->every_byte)
+		return; /* already given in hutch_capture_add */
 	if (c->hooks && len)
 		c->hooks->on_output(c->hooks->ctx, c->stream, buf, len);
 	c->streamed += len;
@@ -28,6 +30,8 @@ static void emit(struct hutch_capture *c, const char *buf, size_t len)
 
 void hutch_capture_add(struct hutch_capture *c, const char *buf, size_t len)
 {
+	if (c->hooks && c->hooks->every_byte && len)
+		c->hooks->on_output(c->hooks->ctx, c->stream, buf, len);
 	c->total += len;
 	if (c->head_len < c->head_cap) {
 		size_t n = c->head_cap - c->head_len;

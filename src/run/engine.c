@@ -195,6 +195,7 @@ static bool drain(struct hutch_engine *c, int *fd, struct hutch_capture *cap)
 	for (;;) {
 		ssize_t n = read(*fd, buf, sizeof(buf));
 		if (n > 0) {
+			c->last_output_us = hutch_now_us();
 			hutch_capture_add(cap, buf, (size_t)n);
 			if (c->req->limits.output_kill && cap->total > cap->limit &&
 			    !c->output_killed) {
@@ -251,11 +252,23 @@ static void supervise(struct hutch_engine *c)
 			c->timed_out = true;
 			kill_all(c);
 		}
+		uint64_t idle_us = c->req->limits.idle_output_ms * 1000;
+		if (idle_us && !c->timed_out && !c->init_exited &&
+		    now >= c->last_output_us + idle_us) {
+			c->timed_out = c->idle_out = true; /* partial output is kept */
+			kill_all(c);
+		}
 		if (c->init_exited && !exit_grace)
 			exit_grace = now + 1000000;
 		if (exit_grace && now >= exit_grace)
 			break; /* something in D state holds a pipe; stop waiting */
 		timeout_ms = (int)((c->deadline_us > now ? c->deadline_us - now : 0) / 1000) + 1;
+		if (idle_us && !c->timed_out) {
+			uint64_t idle_end = c->last_output_us + idle_us;
+			int idle_ms = (int)((idle_end > now ? idle_end - now : 0) / 1000) + 1;
+			if (idle_ms < timeout_ms)
+				timeout_ms = idle_ms;
+		}
 		if (c->req->limits.cpu_ms && c->cg.version && timeout_ms > 20)
 			timeout_ms = 20;
 		if (exit_grace && timeout_ms > 100)
@@ -342,7 +355,8 @@ static void classify(struct hutch_engine *c, const struct hutch_cgroup_stats *st
 		return;
 	if (c->timed_out) {
 		res->status = HUTCH_STATUS_TIMEOUT;
-		snprintf(res->limit_hit, sizeof(res->limit_hit), "wall_time");
+		snprintf(res->limit_hit, sizeof(res->limit_hit), "%s",
+			 c->idle_out ? "idle_output" : "wall_time");
 	} else if (c->cpu_exceeded || res->signal == SIGXCPU) {
 		res->status = HUTCH_STATUS_TIMEOUT;
 		snprintf(res->limit_hit, sizeof(res->limit_hit), "cpu_time");
@@ -440,7 +454,13 @@ static void run_cell(struct hutch_engine *c, uint64_t t0)
 	uint64_t t_spawn;
 	uint64_t t_exec;
 
-	stdin_fd = open_stdin(c->req, &e);
+	if (c->stdin_from_hooks > 0) {
+		stdin_fd = fcntl(c->stdin_from_hooks, F_DUPFD_CLOEXEC, 3);
+		if (stdin_fd < 0)
+			hutch_err_set(&e, errno, "dup stdin");
+	} else {
+		stdin_fd = open_stdin(c->req, &e);
+	}
 	if (stdin_fd < 0 || pipe2(pipes[0], O_CLOEXEC) < 0 || pipe2(pipes[1], O_CLOEXEC) < 0) {
 		if (stdin_fd >= 0)
 			hutch_err_set(&e, errno, "pipe");
@@ -464,6 +484,7 @@ static void run_cell(struct hutch_engine *c, uint64_t t0)
 	pipes[0][0] = pipes[1][0] = -1;
 	bool started = wait_setup(c);
 	t_exec = hutch_now_us();
+	c->last_output_us = t_exec;
 	res->timings.setup_us = t_exec - t_spawn;
 	if (started || strcmp(res->failed_step, "exec") == 0)
 		supervise(c);
@@ -492,6 +513,7 @@ int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec
 	c.res = res;
 	c.out_fd = c.err_fd = -1;
 	c.cancel_fd = hooks && hooks->cancel_fd > 0 ? hooks->cancel_fd : -1;
+	c.stdin_from_hooks = hooks && hooks->stdin_fd > 0 ? hooks->stdin_fd : -1;
 	c.cell.pidfd = c.cell.report_fd = c.cell.status_fd = -1;
 	result_init(res, req);
 	snprintf(res->path, sizeof(res->path), "%s", ops->path);

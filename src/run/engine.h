@@ -41,12 +41,15 @@ struct hutch_engine {
 	int err_fd;
 	uint64_t deadline_us;
 	bool timed_out;
+	bool idle_out;		 /* no output for limits.idle_output_ms */
+	uint64_t last_output_us; /* when output last arrived (or the run started) */
 	bool cpu_exceeded;
 	bool output_killed;
 	bool init_exited;
 	bool have_status;
 	bool cancelled; /* the caller went away (hooks->cancel_fd) */
 	int cancel_fd;
+	int stdin_from_hooks; /* hooks->stdin_fd, or -1 */
 	struct hutch_cell_report report;
 	void *slot; /* the path's own per-run state (a pool entry) */
 };

@@ -143,6 +143,7 @@ static int validate_limits(const struct hutch_limits *l, struct hutch_err *err)
 		{"file_bytes", l->file_bytes, 0, 1ull << 44},
 		/* tmpfs treats size=0 as "unlimited": never let 0 through */
 		{"disk_bytes", l->disk_bytes, 64ull << 10, 1ull << 44},
+		{"idle_output_ms", l->idle_output_ms, 0, 24ull * 3600 * 1000},
 	};
 
 	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {

@@ -75,6 +75,7 @@ static int parse_limits(json_t *o, struct hutch_limits *l, struct hutch_err *err
 		{"output_bytes", offsetof(struct hutch_limits, output_bytes)},
 		{"file_bytes", offsetof(struct hutch_limits, file_bytes)},
 		{"disk_bytes", offsetof(struct hutch_limits, disk_bytes)},
+		{"idle_output_ms", offsetof(struct hutch_limits, idle_output_ms)},
 	};
 	const char *key;
 	json_t *v;

@@ -46,6 +46,8 @@ static json_t *limits_json(const struct hutch_limits *l)
 			      (json_int_t)l->disk_bytes, "output_limit_kill", l->output_kill);
 	if (o && l->cpus > 0)
 		json_object_set_new(o, "cpus", json_real(l->cpus));
+	if (o && l->idle_output_ms)
+		json_object_set_new(o, "idle_output_ms", json_integer((json_int_t)l->idle_output_ms));
 	return o;
 }
 

@@ -119,6 +119,9 @@ static json_t *limits_json(const struct hutch_exec_result *res)
 				    json_pack("{s:f,s:s}", "value", l->cpus, "enforced_by",
 					      hutch_mech_name(e->cpus)));
 	json_object_set_new(o, "output_limit_kill", json_boolean(l->output_kill));
+	if (l->idle_output_ms)
+		json_object_set_new(o, "idle_output_ms",
+				    limit_entry(l->idle_output_ms, HUTCH_MECH_SUPERVISOR));
 	if (e->note[0])
 		json_object_set_new(o, "note", text_json(e->note));
 	return o;

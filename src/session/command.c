@@ -1,9 +1,16 @@
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <linux/openat2.h>
 #include <sys/pidfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "cell/seccomp.h"
@@ -24,8 +31,90 @@
 
 struct command {
 	struct hutch_session *s;
-	pid_t program; /* its process group, in our pid namespace */
+	const struct hutch_command_io *io; /* may be NULL */
+	pid_t program;			    /* its process group, in our pid namespace */
+	int master;			    /* the pty's master side, or -1 */
+	int relay_out;			    /* our copy of the engine's stdout pipe */
+	pthread_t relay;
+	bool relaying;
 };
+
+/* A terminal's output is one stream: copy it into the engine's stdout
+ * pipe, where capture, streaming and limits apply as to any output. Ends
+ * when every holder of the slave side has closed it (EIO) or on our close. */
+static void *relay_main(void *arg)
+{
+	struct command *cmd = arg;
+	char buf[16384];
+
+	for (;;) {
+		ssize_t n = read(cmd->master, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(cmd->relay_out, buf + done, (size_t)(n - done));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				goto out;
+			done += w;
+		}
+	}
+out:
+	close(cmd->relay_out);
+	cmd->relay_out = -1;
+	return NULL;
+}
+
+/* The ptmx of the cell's own devpts (so the program sees /dev/pts/N of
+ * its sandbox, and no host terminal is involved), reached through the
+ * kernel's root without following anything the sandbox could plant. */
+static int open_cell_ptmx(pid_t kernel, struct hutch_err *err)
+{
+	char path[64];
+	struct open_how how = {.flags = O_RDWR | O_NOCTTY | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS |
+					  RESOLVE_NO_MAGICLINKS};
+	struct stat st;
+	int root;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/root", (int)kernel);
+	root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return hutch_err_set(err, errno, "open the session's root");
+	fd = (int)syscall(SYS_openat2, root, "dev/pts/ptmx", &how, sizeof(how));
+	close(root);
+	if (fd < 0)
+		return hutch_err_set(err, errno, "open the session's /dev/pts/ptmx");
+	if (fstat(fd, &st) < 0 || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 5 ||
+	    minor(st.st_rdev) != 2) {
+		close(fd);
+		return hutch_err_setx(err, EINVAL, "the session's /dev/pts/ptmx is not a ptmx");
+	}
+	return fd;
+}
+
+/* A pty pair sized as asked; the slave goes to the program as 0, 1 and 2. */
+static int open_pty(struct command *cmd, int *slave, struct hutch_err *err)
+{
+	struct winsize ws = {.ws_row = cmd->io->rows ? cmd->io->rows : 24,
+			     .ws_col = cmd->io->cols ? cmd->io->cols : 80};
+
+	cmd->master = open_cell_ptmx(cmd->s->kernel_pid, err);
+	if (cmd->master < 0)
+		return -1;
+	if (unlockpt(cmd->master) < 0)
+		return hutch_err_set(err, errno, "unlock the pty");
+	/* the peer by fd, not by a path in a namespace we are not in */
+	*slave = ioctl(cmd->master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*slave < 0)
+		return hutch_err_set(err, errno, "open the pty's slave");
+	(void)ioctl(cmd->master, TIOCSWINSZ, &ws);
+	return 0;
+}
 
 static int acquire(struct hutch_engine *c)
 {
@@ -90,6 +179,16 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	 * needs CAP_SYS_PTRACE, which a rootless daemon does not have. */
 	struct hutch_cell target = {s->kernel_pid, -1, -1, -1};
 	struct enter_job job = {&target, &spec, &c->cell, &cmd->program, err, -1};
+	int slave = -1;
+	if (cmd->io && cmd->io->tty) {
+		if (open_pty(cmd, &slave, err) < 0) {
+			hutch_runner_free_strv(argv);
+			hutch_runner_free_strv(envp);
+			return -1;
+		}
+		spec.stdin_fd = spec.stdout_fd = spec.stderr_fd = slave;
+		spec.tty = true;
+	}
 	if (s->kernel_pid > 0)
 		target.pidfd = pidfd_open(s->kernel_pid, 0);
 	if (target.pidfd < 0)
@@ -98,8 +197,17 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		hutch_session_on_spawner(enter_on_spawner, &job);
 	if (target.pidfd >= 0)
 		close(target.pidfd);
+	if (slave >= 0)
+		close(slave);
 	hutch_runner_free_strv(argv);
 	hutch_runner_free_strv(envp);
+	if (job.rc == 0 && cmd->master >= 0) {
+		cmd->relay_out = fcntl(out_w, F_DUPFD_CLOEXEC, 3);
+		if (cmd->relay_out >= 0 && pthread_create(&cmd->relay, NULL, relay_main, cmd) == 0)
+			cmd->relaying = true;
+	}
+	if (job.rc == 0 && cmd->io && cmd->io->on_start)
+		cmd->io->on_start(cmd->io->ctx, cmd->program, cmd->master);
 	return job.rc;
 }
 
@@ -121,10 +229,10 @@ static int release(struct hutch_engine *c, struct hutch_err *err)
 }
 
 int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *req,
-			  const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
-			  struct hutch_err *err)
+			  const struct hutch_command_io *io, const struct hutch_run_hooks *hooks,
+			  struct hutch_exec_result *res, struct hutch_err *err)
 {
-	struct command cmd = {s, 0};
+	struct command cmd = {s, io, 0, -1, -1, 0, false};
 	const struct hutch_engine_ops ops = {
 		.path = "session",
 		.acquire = acquire,
@@ -138,5 +246,14 @@ int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *re
 	/* whatever the command left in its process group ends with it */
 	if (cmd.program > 0)
 		(void)kill(-cmd.program, SIGKILL);
+	if (cmd.master >= 0) {
+		if (io && io->on_start)
+			io->on_start(io->ctx, cmd.program, -1); /* the pty is going away */
+		close(cmd.master); /* wakes the relay if anything still holds the slave */
+	}
+	if (cmd.relaying)
+		pthread_join(cmd.relay, NULL);
+	if (cmd.relay_out >= 0)
+		close(cmd.relay_out);
 	return rc;
 }

@@ -99,7 +99,8 @@ static struct hutch_session *session_alloc(struct hutch_sessions *m, const char 
 
 static void session_free(struct hutch_session *s)
 {
-	hutch_kernel_stop(s);
+	hutch_kernel_stop(s); /* its cell goes, and every command in it */
+	hutch_cmd_free_all(s);
 	if (s->workspace_fd >= 0)
 		close(s->workspace_fd);
 	hutch_request_release(&s->conf);
@@ -414,8 +415,10 @@ static void reap_once(struct hutch_sessions *m)
 			victim->refs++;
 		} else if (s->idle_timeout_ms && s->state == SESSION_RUNNING && s->cg.version &&
 			   now_mono >= s->last_used_ms + s->idle_timeout_ms) {
+			/* a background command (a dev server) is not idleness */
 			if (pthread_mutex_trylock(&s->lock) == 0) {
-				if (hutch_cgroup_freeze(&s->cg, true, NULL) == 0)
+				if (!hutch_cmd_any_running(s) &&
+				    hutch_cgroup_freeze(&s->cg, true, NULL) == 0)
 					s->state = SESSION_PAUSED;
 				pthread_mutex_unlock(&s->lock);
 			}

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,8 +168,13 @@ static char *op_exec(struct hutch_session *s, json_t *req, const struct hutch_ru
 static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_hooks *hooks,
 		   struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",	 "id",	"command", "stdin",
-					   "timeout_ms", "env", "workdir", NULL};
+	static const char *const keys[] = {"op",	 "id",	      "command", "stdin",
+					   "timeout_ms", "env",	      "workdir", "background",
+					   "tty",	 "rows",      "cols",	 "idle_output_timeout_ms",
+					   NULL};
+	struct hutch_command_io io = {0};
+	uint64_t rows = 0;
+	uint64_t cols = 0;
 	struct hutch_exec_request r;
 	struct hutch_exec_result res;
 	json_t *body = json_deep_copy(req);
@@ -177,15 +183,29 @@ static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_
 	int rc;
 
 	if (check_keys(req, keys, err) < 0 || get_str(req, "command", true, &command, err) < 0 ||
+	    get_ms(req, "rows", &rows, err) < 0 || get_ms(req, "cols", &cols, err) < 0 ||
 	    hutch_kernel_ensure(s, err) < 0) {
 		json_decref(body);
 		return NULL;
 	}
+	if (rows > 1000 || cols > 1000) {
+		json_decref(body);
+		return hutch_err_setx(err, EINVAL, "rows and cols: at most 1000"), NULL;
+	}
+	io.tty = json_is_true(json_object_get(req, "tty"));
+	io.rows = (unsigned short)rows;
+	io.cols = (unsigned short)cols;
+	bool background = json_is_true(json_object_get(req, "background"));
 	/* an ExecRequest for bash -c, with the session's limits and env */
 	json_object_del(body, "op");
 	json_object_del(body, "id");
 	json_object_del(body, "command");
 	json_object_del(body, "timeout_ms");
+	json_object_del(body, "background");
+	json_object_del(body, "tty");
+	json_object_del(body, "rows");
+	json_object_del(body, "cols");
+	json_object_del(body, "idle_output_timeout_ms");
 	json_object_set_new(body, "argv", json_pack("[s,s,s]", "/bin/bash", "-c", command));
 	text = json_dumps(body, JSON_COMPACT);
 	json_decref(body);
@@ -194,12 +214,24 @@ static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_
 	free(text);
 	if (rc == 0) {
 		r.limits = s->conf.limits;
+		if (background) /* a handle outlives any one call: no default deadline */
+			r.limits.wall_ms = 24ull * 3600 * 1000;
 		(void)get_ms(req, "timeout_ms", &r.limits.wall_ms, NULL);
+		(void)get_ms(req, "idle_output_timeout_ms", &r.limits.idle_output_ms, NULL);
 		for (size_t i = 0; i < s->conf.nenv; i++)
 			(void)hutch_request_add_env(&r, s->conf.env[i], NULL);
 		r.session_id = hutch_xstrdup(s->id);
-		rc = hutch_session_command(s, &r, hooks, &res, err);
+		rc = hutch_request_validate(&r, err);
 	}
+	if (rc == 0 && background) {
+		struct hutch_session_cmd *c = hutch_cmd_start(s, &r, &io, err);
+		hutch_request_release(&r);
+		return c ? ok_json(json_pack("{s:{s:s,s:s}}", "command", "command_id",
+					     hutch_cmd_id(c), "session_id", s->id))
+			 : NULL;
+	}
+	if (rc == 0)
+		rc = hutch_session_command(s, &r, &io, hooks, &res, err);
 	hutch_request_release(&r);
 	return rc == 0 ? result_json(s, &res) : NULL;
 }
@@ -358,6 +390,84 @@ static char *on_snapshot(struct hutch_sessions *m, const char *op, json_t *req,
 				 "memory)"));
 }
 
+static int signal_number(json_t *v, struct hutch_err *err)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {{"INT", SIGINT},	{"TERM", SIGTERM}, {"KILL", SIGKILL}, {"HUP", SIGHUP},
+		     {"QUIT", SIGQUIT}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"STOP", SIGSTOP},
+		     {"CONT", SIGCONT}, {"WINCH", SIGWINCH}};
+	const char *s = json_string_value(v);
+
+	if (json_is_integer(v) && json_integer_value(v) > 0 && json_integer_value(v) < 65)
+		return (int)json_integer_value(v);
+	if (s && strncmp(s, "SIG", 3) == 0)
+		s += 3;
+	for (size_t i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(s, names[i].name) == 0)
+			return names[i].sig;
+	return hutch_err_setx(err, EINVAL, "field 'signal': a signal name (INT, TERM, KILL...) "
+					   "or number"),
+	       -1;
+}
+
+/* session.command: poll | wait | attach | signal | stdin | resize */
+static char *op_command(struct hutch_session_cmd *c, json_t *req,
+			const struct hutch_run_hooks *hooks, struct hutch_err *err)
+{
+	static const char *const keys[] = {"op",	   "id",	    "command_id",
+					   "action",	   "stdout_offset", "stderr_offset",
+					   "timeout_ms",   "signal",	    "data_base64",
+					   "close",	   "rows",	    "cols",
+					   NULL};
+	uint64_t off_out = 0;
+	uint64_t off_err = 0;
+	uint64_t timeout = 30000;
+	uint64_t rows = 0;
+	uint64_t cols = 0;
+	const char *action;
+	const char *b64 = NULL;
+
+	if (check_keys(req, keys, err) < 0 || get_str(req, "action", true, &action, err) < 0 ||
+	    get_ms(req, "stdout_offset", &off_out, err) < 0 ||
+	    get_ms(req, "stderr_offset", &off_err, err) < 0 ||
+	    get_ms(req, "timeout_ms", &timeout, err) < 0 || get_ms(req, "rows", &rows, err) < 0 ||
+	    get_ms(req, "cols", &cols, err) < 0 || get_str(req, "data_base64", false, &b64, err) < 0)
+		return NULL;
+	if (strcmp(action, "poll") == 0)
+		return ok_json(hutch_cmd_poll(c, off_out, off_err));
+	if (strcmp(action, "wait") == 0 || strcmp(action, "attach") == 0)
+		return ok_json(hutch_cmd_wait(c, timeout, off_out, off_err,
+					      action[0] == 'a' ? hooks : NULL));
+	if (strcmp(action, "signal") == 0) {
+		int sig = signal_number(json_object_get(req, "signal"), err);
+		return sig > 0 && hutch_cmd_signal(c, sig, err) == 0
+			       ? ok_json(json_pack("{s:b}", "ok", 1))
+			       : NULL;
+	}
+	if (strcmp(action, "stdin") == 0) {
+		size_t len = 0;
+		size_t written = 0;
+		unsigned char *data = b64 ? hutch_base64_decode(b64, strlen(b64), &len) : NULL;
+		if (b64 && !data)
+			return hutch_err_setx(err, EINVAL, "field 'data_base64' is not base64"),
+			       NULL;
+		int rc = hutch_cmd_stdin(c, data, len, json_is_true(json_object_get(req, "close")),
+					 &written, err);
+		free(data);
+		return rc == 0 ? ok_json(json_pack("{s:I}", "written", (json_int_t)written)) : NULL;
+	}
+	if (strcmp(action, "resize") == 0)
+		return hutch_cmd_resize(c, (unsigned)rows, (unsigned)cols, err) == 0
+			       ? ok_json(json_pack("{s:b}", "ok", 1))
+			       : NULL;
+	return hutch_err_setx(err, EINVAL,
+			      "action '%s': expected poll, wait, attach, signal, stdin or resize",
+			      action),
+	       NULL;
+}
+
 static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 			const struct hutch_run_hooks *hooks, struct hutch_err *err)
 {
@@ -376,6 +486,23 @@ static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 			return NULL;
 		return ok_json(json_pack("{s:b}", "ok", 1));
 	}
+	if (strcmp(op, "session.command") == 0) {
+		/* the session lock only to find it: waiting on a command must not
+		 * block the session; our reference keeps the command alive */
+		const char *cid;
+		struct hutch_session_cmd *c = NULL;
+		if (get_str(req, "command_id", true, &cid, err) == 0) {
+			pthread_mutex_lock(&s->lock);
+			c = hutch_cmd_find(s, cid);
+			pthread_mutex_unlock(&s->lock);
+			if (!c)
+				hutch_err_setx(err, ENOENT, "no command '%s' in session %s", cid,
+					       s->id);
+		}
+		out = c ? op_command(c, req, hooks, err) : NULL;
+		hutch_session_put(m, s);
+		return out;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (strcmp(op, "session.exec") == 0)
 		out = op_exec(s, req, hooks, err);
@@ -385,6 +512,8 @@ static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 		out = op_files(s, req, err);
 	else if (strcmp(op, "session.snapshot") != 0 && check_keys(req, id_only, err) < 0)
 		out = NULL;
+	else if (strcmp(op, "session.commands") == 0)
+		out = ok_json(json_pack("{s:o}", "commands", hutch_cmd_list(s)));
 	else if (strcmp(op, "session.info") == 0)
 		out = ok_json(json_pack("{s:o}", "session", hutch_session_info(s)));
 	else if (strcmp(op, "session.pause") == 0 || strcmp(op, "session.resume") == 0)

@@ -53,6 +53,8 @@ struct hutch_session {
 	int err;
 	struct hutch_buf inbuf; /* partial frames from ctl */
 
+	struct hutch_session_cmd *cmds; /* background commands (commands.c), under lock */
+
 	pthread_mutex_t lock; /* one call at a time; held for the whole call */
 	int refs;	      /* guarded by the manager's lock */
 	bool gone;	      /* killed: no new calls */
@@ -91,10 +93,41 @@ int hutch_kernel_reset(struct hutch_session *s, struct hutch_err *err);
 /* Make sure a kernel runs (thaw a paused one, restart a dead one). */
 int hutch_kernel_ensure(struct hutch_session *s, struct hutch_err *err);
 
-/* command.c: a command in the session's cell. Caller holds s->lock. */
+/* command.c: a command in the session's cell. The caller holds s->lock
+ * until the program started (io->on_start), or for the whole call. */
+struct hutch_command_io {
+	bool tty;		 /* run on a pty (stdout and stderr merged) */
+	unsigned short rows, cols; /* its size (0: 24x80) */
+	/* called once the program runs (its process group and the pty's
+	 * master, or -1) and again with master -1 before the pty closes */
+	void (*on_start)(void *ctx, pid_t program, int tty_master);
+	void *ctx;
+};
 int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *req,
-			  const struct hutch_run_hooks *hooks, struct hutch_exec_result *res,
-			  struct hutch_err *err);
+			  const struct hutch_command_io *io, const struct hutch_run_hooks *hooks,
+			  struct hutch_exec_result *res, struct hutch_err *err);
+
+/* commands.c: background commands. Start, find and list under s->lock;
+ * the rest only needs a reference on the session (commands are freed with
+ * it). */
+struct hutch_session_cmd;
+struct hutch_session_cmd *hutch_cmd_start(struct hutch_session *s, struct hutch_exec_request *req,
+					  const struct hutch_command_io *io, struct hutch_err *err);
+const char *hutch_cmd_id(const struct hutch_session_cmd *c);
+struct hutch_session_cmd *hutch_cmd_find(struct hutch_session *s, const char *id);
+void hutch_cmd_free_all(struct hutch_session *s);
+json_t *hutch_cmd_list(struct hutch_session *s);
+bool hutch_cmd_any_running(struct hutch_session *s);
+json_t *hutch_cmd_poll(struct hutch_session_cmd *c, uint64_t off_out, uint64_t off_err);
+/* Wait up to timeout_ms for the command to end; with hooks, stream its
+ * output from the offsets as it comes (attach). */
+json_t *hutch_cmd_wait(struct hutch_session_cmd *c, uint64_t timeout_ms, uint64_t off_out,
+		       uint64_t off_err, const struct hutch_run_hooks *hooks);
+int hutch_cmd_signal(struct hutch_session_cmd *c, int sig, struct hutch_err *err);
+int hutch_cmd_stdin(struct hutch_session_cmd *c, const void *data, size_t len, bool eof,
+		    size_t *written, struct hutch_err *err);
+int hutch_cmd_resize(struct hutch_session_cmd *c, unsigned rows, unsigned cols,
+		     struct hutch_err *err);
 
 /* transfer.c: tar of a tree in memory, both ways (paths in-root), and
  * snapshots of a workspace under <state>/snapshots/<name>. */
