@@ -370,6 +370,21 @@ bench_sessions() {
 	mkdir -p "$OUT"
 	daemon_log=$OUT/sessions-daemon.log
 	daemon_args=(--state-dir "$tmp/state" --pool 1 --log-level warn)
+	# The daemon holds ~6 fds per session and does not raise its own RLIMIT_NOFILE; with
+	# the common soft limit of 1024 it stops at ~165 sessions (EMFILE). Raise the soft
+	# limit (never past the hard one) for a big BENCH_SESSIONS, and say so in the table.
+	local sessions=${BENCH_SESSIONS:-100} soft hard need notes=()
+	[[ "$sessions" =~ ^[0-9]+$ ]] || die "BENCH_SESSIONS must be a number, not '$sessions'"
+	need=$((sessions * 8 + 256))
+	soft=$(ulimit -Sn)
+	hard=$(ulimit -Hn)
+	if [ "$soft" != unlimited ] && [ "$soft" -lt "$need" ]; then
+		[ "$hard" = unlimited ] || [ "$hard" -ge "$need" ] || need=$hard
+		if [ "$need" -gt "$soft" ] && ulimit -Sn "$need"; then
+			notes+=(--note "open-file limit: raised from $soft to $need for the daemon (about 6 fds per session)")
+			log "sessions: open-file limit raised from $soft to $need for $sessions sessions"
+		fi
+	fi
 	if ! start_daemon; then
 		die "sessions: $daemon_note"
 	fi
@@ -378,7 +393,7 @@ bench_sessions() {
 	git diff --quiet HEAD -- src include kernels 2>/dev/null || commit="$commit+dirty"
 	BENCH_N=$N "$PY" bench/sessions.py --socket "$sock" --daemon-pid "$daemon_pid" \
 		--out "$OUT/sessions.txt" --raw "$OUT/sessions-raw" \
-		--label "$("$HUTCH" --version 2>&1 | head -n1) (commit $commit)" || rc=$?
+		--label "$("$HUTCH" --version 2>&1 | head -n1) (commit $commit)" "${notes[@]}" || rc=$?
 	stop_daemon
 	if [ -n "$daemon_died" ]; then
 		echo "$daemon_died" | tee -a "$OUT/sessions.txt"

@@ -330,6 +330,18 @@ def status_kb(pid, key):
     return None
 
 
+def nofile_limit(pid):
+    """The soft RLIMIT_NOFILE of a process, from /proc/PID/limits."""
+    try:
+        with open(f"/proc/{pid}/limits", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Max open files"):
+                    return line.split()[3]
+    except (OSError, IndexError):
+        pass
+    return None
+
+
 def memory_cgroups():
     """The memory controller's cgroup count from /proc/cgroups (dying ones included)."""
     try:
@@ -601,12 +613,13 @@ class Bench:
         new, ex, fail = [], [], 0
         t0 = time.perf_counter()
         ids = []
+        stopped = None
         for i in range(k):
             try:
                 sid, us = self.s.new("python")
             except BenchError as e:
-                self.notes.append(f"density: session.new number {i + 1} failed: {e}")
-                log(f"density: session.new number {i + 1} failed: {e}")
+                stopped = f"session.new number {i + 1} failed: {e}"
+                log(f"density: {stopped}")
                 break
             ids.append(sid)
             new.append(us)
@@ -651,6 +664,8 @@ class Bench:
 
         self.out(f"density: {n} idle python sessions (of {k} asked), each after one exec of "
                  f"`1` ({fail} failed)")
+        if stopped:
+            self.out(f"  STOPPED EARLY: {stopped}")
         if n == 0:
             self.out()
             return
@@ -681,8 +696,8 @@ class Bench:
                      f"{mib(per(b['Rss'])):>7}")
         if drss0 is not None and drss1 is not None:
             self.out(f"  daemon: VmRSS {drss0 / 1024:.1f} -> {drss1 / 1024:.1f} MiB "
-                     f"({(drss1 - drss0) / n:+.0f} KiB per session); open fds {dfd0} -> {dfd1}; "
-                     f"threads {dthr0} -> {dthr1}")
+                     f"({(drss1 - drss0) / n:+.0f} KiB per session); open fds {dfd0} -> {dfd1} "
+                     f"(limit {nofile_limit(dpid)}); threads {dthr0} -> {dthr1}")
         self.out(f"  kill: {seconds(kill_s)} in all; session.kill median {ms(median(kill))} ms, "
                  f"p99 {ms(quantile(kill, 0.99))} ms; afterwards {nproc2} session processes, "
                  f"MemAvailable {(avail2 - avail0) / (1 << 20):+.0f} MiB against the start")
@@ -715,7 +730,7 @@ class Bench:
         self.bench_pause()
         self.bench_density()
         self.out("fork: not implemented (see docs/sessions.md)")
-        for note in self.notes:
+        for note in self.notes + self.args.note:
             self.out(note)
 
 
@@ -726,6 +741,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--raw")
     ap.add_argument("--label", default="hutch")
+    ap.add_argument("--note", action="append", default=[], help="a line for the table's end")
     args = ap.parse_args()
 
     # SIGTERM (and SIGHUP) end the run the way Ctrl-C does, so the sessions get killed.
