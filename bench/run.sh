@@ -34,7 +34,8 @@
 #   BENCH_SOAK_RECONNECT=1000  soak: open a new connection every this many (0: never)
 #   BENCH_DAEMON_ARGS=     more options for `hutch daemon` (e.g. "--pool 8 --log-level warn")
 #   sessions: BENCH_N (default 500 there), BENCH_WARMUP, BENCH_SESSIONS=100, BENCH_SH_N=100,
-#             BENCH_NEW_N=20, BENCH_PAUSE_N=100, BENCH_TIMEOUT=120 (see bench/sessions.py)
+#             BENCH_NEW_N=20, BENCH_PAUSE_N=100, BENCH_TIMEOUT=120, BENCH_SETTLE=10
+#             (see bench/sessions.py)
 #   HUTCH=build/hutch      the hutch binary
 # Output: the tables on stdout and in build/bench/results.txt (soak: build/bench/soak.txt);
 # sessions: build/bench/sessions.txt); the raw per-run samples in build/bench/raw/
@@ -97,7 +98,22 @@ stop_daemon() {
 	wait "$daemon_pid" 2>/dev/null || true
 	daemon_pid=
 }
+# The session client (bench/sessions.py), while it runs: on Ctrl-C or SIGTERM it is sent
+# SIGTERM and given 30 s to kill its sessions before the daemon is stopped.
+client_pid=
+stop_client() {
+	[ -n "$client_pid" ] || return 0
+	kill -TERM "$client_pid" 2>/dev/null || true
+	for _ in $(seq 300); do
+		kill -0 "$client_pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$client_pid" 2>/dev/null || true
+	wait "$client_pid" 2>/dev/null || true
+	client_pid=
+}
 cleanup() {
+	stop_client
 	stop_daemon
 	rm -rf "$tmp"
 }
@@ -391,9 +407,14 @@ bench_sessions() {
 	local commit rc=0
 	commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 	git diff --quiet HEAD -- src include kernels 2>/dev/null || commit="$commit+dirty"
+	# In the background, so that a signal to this script is handled at once (wait returns);
+	# the trap's cleanup then stops the client, which kills its sessions.
 	BENCH_N=$N "$PY" bench/sessions.py --socket "$sock" --daemon-pid "$daemon_pid" \
 		--out "$OUT/sessions.txt" --raw "$OUT/sessions-raw" \
-		--label "$("$HUTCH" --version 2>&1 | head -n1) (commit $commit)" "${notes[@]}" || rc=$?
+		--label "$("$HUTCH" --version 2>&1 | head -n1) (commit $commit)" "${notes[@]}" &
+	client_pid=$!
+	wait "$client_pid" || rc=$?
+	client_pid=
 	stop_daemon
 	if [ -n "$daemon_died" ]; then
 		echo "$daemon_died" | tee -a "$OUT/sessions.txt"

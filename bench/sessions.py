@@ -16,6 +16,7 @@ Environment (defaults in brackets):
   BENCH_PAUSE_N [100]    pause/resume pairs
   BENCH_SESSIONS [100]   idle python sessions for the density measurement (0: skip it)
   BENCH_TIMEOUT [120]    seconds to wait for any one reply before giving up
+  BENCH_SETTLE [10]      density: seconds after the kill for the last MemAvailable reading
 
 Every session this script creates is killed before it exits, also after an error, Ctrl-C
 or SIGTERM. The table goes to stdout and to --out; progress and errors to stderr; the raw
@@ -512,10 +513,10 @@ class Bench:
         reply, _ = self.client.op({"op": "session.info", "id": sid})
         return reply["session"]["cpu_ms"], reply["session"]["state"]
 
-    def cpu_over(self, sid, seconds=1.0):
+    def cpu_over(self, sid, span=1.0):
         c0, _ = self.cpu_ms(sid)
         t0 = time.perf_counter()
-        time.sleep(seconds)
+        time.sleep(span)
         c1, state = self.cpu_ms(sid)
         return c1 - c0, time.perf_counter() - t0, state
 
@@ -559,7 +560,7 @@ class Bench:
             self.out(f"{name:10}{ms(median(rt)):>14}{ms(quantile(rt, 0.99)):>11}"
                      f"{ms(median(took)):>16}{ms(quantile(took, 0.99)):>12}")
         self.out(f"CPU (session.info cpu_ms): running {busy} ms in {busy_s:.2f} s; "
-                 f"paused ({pstate}) {paused} ms in {paused_s:.2f} s; "
+                 f"paused {paused} ms in {paused_s:.2f} s (state {pstate}); "
                  f"resumed {after} ms in {after_s:.2f} s")
         self.out(f"replies in the wrong state: {bad}; an exec after the last resume: {alive}")
         self.out()
@@ -651,12 +652,21 @@ class Bench:
         t0 = time.perf_counter()
         for sid in ids:
             kill.append(self.s.kill(sid))
-        kill_s = time.perf_counter() - t0
+        t_killed = time.perf_counter()
+        kill_s = t_killed - t0
+        # The kernel frees some of a killed session's memory later (cgroups, namespaces,
+        # RCU): one reading soon after the kill, one after BENCH_SETTLE seconds.
         time.sleep(1)
         mem2 = meminfo_settled()
+        at2 = time.perf_counter() - t_killed - 0.5  # the middle reading
         cg2 = memory_cgroups()
         avail2 = mem2["MemAvailable"]
-        for name, mem in (("before", mem0), ("with", mem1), ("after", mem2)):
+        settle = env_int("BENCH_SETTLE", 10)
+        time.sleep(max(0.0, settle - 2.0))
+        mem3 = meminfo_settled()
+        at3 = time.perf_counter() - t_killed - 0.5
+        avail3 = mem3["MemAvailable"]
+        for name, mem in (("before", mem0), ("with", mem1), ("after", mem2), ("settled", mem3)):
             self.raw(f"density-meminfo-{name}", [f"{k} {v}" for k, v in mem.items()])
         trees2, nproc2, _, _, _ = self.snapshot()
         self.raw("density-new", new)
@@ -699,11 +709,11 @@ class Bench:
                      f"({(drss1 - drss0) / n:+.0f} KiB per session); open fds {dfd0} -> {dfd1} "
                      f"(limit {nofile_limit(dpid)}); threads {dthr0} -> {dthr1}")
         self.out(f"  kill: {seconds(kill_s)} in all; session.kill median {ms(median(kill))} ms, "
-                 f"p99 {ms(quantile(kill, 0.99))} ms; afterwards {nproc2} session processes, "
-                 f"MemAvailable {(avail2 - avail0) / (1 << 20):+.0f} MiB against the start")
-        self.out(f"  MemAvailable: {avail0 / GIB:.2f} GiB before, {avail1 / GIB:.2f} with the "
-                 f"sessions, {avail2 / GIB:.2f} after the kill (other work on the machine "
-                 "moves it too)")
+                 f"p99 {ms(quantile(kill, 0.99))} ms; afterwards {nproc2} session processes")
+        rel = lambda a: f"{(a - avail0) / (1 << 20):+.0f} MiB"  # noqa: E731
+        self.out(f"  MemAvailable: {avail0 / GIB:.2f} GiB before; with the sessions "
+                 f"{rel(avail1)}; after the kill {rel(avail2)} at {at2:.0f} s, "
+                 f"{rel(avail3)} at {at3:.0f} s (other work on the machine moves it too)")
         if cg0 is not None:
             self.out(f"  memory cgroups (/proc/cgroups, dying ones included): {cg0} before, "
                      f"{cg1} with the sessions, {cg2} after the kill")
@@ -749,6 +759,9 @@ def main():
         raise KeyboardInterrupt(f"signal {signum}")
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGHUP, stop)
+    # Started in the background by bench/run.sh, which leaves SIGINT ignored: take Ctrl-C
+    # anyway (the script forwards it as SIGTERM too).
+    signal.signal(signal.SIGINT, stop)
 
     bench = None
     rc = 0
@@ -764,7 +777,8 @@ def main():
     finally:
         if bench is not None:
             try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+                    signal.signal(sig, signal.SIG_IGN)
                 bench.s.kill_all()
             finally:
                 bench.client.close()

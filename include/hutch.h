@@ -60,11 +60,11 @@ struct hutch_limits {
 	uint64_t cpu_ms;
 	uint64_t memory_bytes;
 	uint64_t pids;
-	uint64_t output_bytes; /* per stream */
-	uint64_t file_bytes;   /* largest file the program may write */
-	uint64_t disk_bytes;   /* writable space: /workspace + /tmp together */
-	double cpus;	       /* CPU bandwidth in cores (cgroup cpu quota) */
-	bool output_kill;      /* kill the run when output passes the limit */
+	uint64_t output_bytes;	 /* per stream */
+	uint64_t file_bytes;	 /* largest file the program may write */
+	uint64_t disk_bytes;	 /* writable space: /workspace + /tmp together */
+	double cpus;		 /* CPU bandwidth in cores (cgroup cpu quota) */
+	bool output_kill;	 /* kill the run when output passes the limit */
 	uint64_t idle_output_ms; /* stop the run after this long without output; 0: never */
 };
 
@@ -115,6 +115,7 @@ enum hutch_mech {
 	HUTCH_MECH_RLIMIT,
 	HUTCH_MECH_TMPFS,
 	HUTCH_MECH_SUPERVISOR,
+	HUTCH_MECH_IMAGE, /* a session workspace: an ext4 image of that size */
 };
 
 /* Captured output of one stream. When more than the limit was written,

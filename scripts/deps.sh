@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
 	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev libarchive-dev
+	e2fsprogs
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -250,6 +251,13 @@ int hutch_daemon_main(const struct hutch_daemon_opts *o, struct hutch_err *err)
 
 	hutch_sweep_stale();
 	make_parent_dir(o->socket_path);
+	/* each session holds ~6 fds (pipes, its control socket, pidfds): the
+	 * usual soft limit of 1024 would cap a daemon at ~160 sessions */
+	struct rlimit nofile;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		(void)setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	/* Signals are taken by a signalfd; every thread inherits the mask. */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);

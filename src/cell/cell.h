@@ -86,12 +86,11 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 
 /* Run one more program inside a running cell, as `docker exec` does: a
  * waiter process joins the cell's cgroup and namespaces (through the pidfd
- * of a process in the cell: target->pidfd) and forks the program, which sets itself up as spec says (ids,
- * capabilities, rlimits, landlock, seccomp; spec's root-building fields are
- * ignored) and execs. out->pid/pidfd are the waiter's (outside the cell's
- * pid namespace), out->status_fd gets its hutch_cell_report when the program
- * exits, *program is the program's pid (its process group) in our pid
- * namespace, for signals. */
+ * of a process in the cell: target->pidfd) and forks the program, which sets itself up as spec says
+ * (ids, capabilities, rlimits, landlock, seccomp; spec's root-building fields are ignored) and
+ * execs. out->pid/pidfd are the waiter's (outside the cell's pid namespace), out->status_fd gets
+ * its hutch_cell_report when the program exits, *program is the program's pid (its process group)
+ * in our pid namespace, for signals. */
 int hutch_cell_enter(const struct hutch_cell *target, const struct hutch_cell_spec *spec,
 		     struct hutch_cell *out, pid_t *program, struct hutch_err *err);
 

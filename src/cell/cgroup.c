@@ -459,6 +459,14 @@ static int kill_listed(const char *dir)
 		while (*p == '\n')
 			p++;
 	}
+	/* A frozen task dies only once thawed (the v1 freezer holds even
+	 * SIGKILL): a paused session whose daemon died would linger forever.
+	 * Only the freezer's directory has these files; elsewhere the writes
+	 * fail, harmlessly. */
+	if (n > 0) {
+		(void)write_text(dir, "freezer.state", "THAWED");
+		(void)write_text(dir, "cgroup.freeze", "0");
+	}
 	return n;
 }
 

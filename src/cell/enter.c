@@ -68,9 +68,9 @@ static _Noreturn void run_waiter(int target_pidfd, const struct hutch_cell_spec 
 	close(p->go[0]);
 	/* One call joins all of them at once (pidfd setns, Linux 5.8). */
 	if (setns(target_pidfd, enter_flags(spec)) < 0)
-		hutch_cell_child_fail(p->report[1], "setns",
-				      (hutch_err_set(&err, errno, "join the cell's namespaces"),
-				       &err));
+		hutch_cell_child_fail(
+			p->report[1], "setns",
+			(hutch_err_set(&err, errno, "join the cell's namespaces"), &err));
 	program = fork();
 	if (program < 0)
 		hutch_cell_child_fail(p->report[1], "fork",

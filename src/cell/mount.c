@@ -64,6 +64,7 @@ static const char *const host_etc[] = {
 	"terminfo",
 	"magic",
 	"perl",
+	"matplotlibrc", /* Debian's matplotlib reads its defaults from here */
 };
 
 struct gen_file {
@@ -239,8 +240,8 @@ int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err 
 	int workspace = -1;
 
 	if (spec->workspace_dir) {
-		workspace = open(spec->workspace_dir,
-				 O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		workspace =
+			open(spec->workspace_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (workspace < 0)
 			return hutch_err_set(err, errno, "open workspace '%s'",
 					     spec->workspace_dir);

@@ -89,7 +89,8 @@ static json_t *call(json_t *req, bool stream)
 	hutch_socket_path(NULL, path, sizeof(path));
 	fd = hutch_client_connect(path);
 	if (fd < 0) {
-		fprintf(stderr, "hutch session: no daemon at %s (%s); start one with `hutch daemon`\n",
+		fprintf(stderr,
+			"hutch session: no daemon at %s (%s); start one with `hutch daemon`\n",
 			path, strerror(errno));
 		free(text);
 		return NULL;
@@ -157,7 +158,8 @@ static int print_result(json_t *res)
 		if (plain)
 			printf("%s\n", plain);
 	}
-	json_array_foreach(displays, i, d) {
+	json_array_foreach(displays, i, d)
+	{
 		const char *plain = json_string_value(json_object_get(d, "text/plain"));
 		printf("[display %zu: %s]\n", i + 1, plain ? plain : "rich output; see --json");
 	}
@@ -169,8 +171,8 @@ static int print_result(json_t *res)
 		fprintf(stderr, "hutch: the session hit its memory limit\n");
 	else if (strcmp(status, "sandbox_error") == 0)
 		fprintf(stderr, "hutch: %s\n",
-			json_string_value(json_object_get(
-				json_object_get(res, "error"), "message")) ?: "sandbox error");
+			json_string_value(json_object_get(json_object_get(res, "error"), "message"))
+				?: "sandbox error");
 	return result_code(res);
 }
 
@@ -296,10 +298,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 
 static int files_cmd(struct opts *o, const char *id, int argc, char **argv)
 {
-	static const char *const actions[][2] = {{"write", "write"}, {"read", "read"},
-						 {"ls", "list"},       {"stat", "stat"},
-						 {"mkdir", "mkdir"},   {"rm", "remove"},
-						 {"mv", "move"}};
+	static const char *const actions[][2] = {
+		{"write", "write"}, {"read", "read"}, {"ls", "list"}, {"stat", "stat"},
+		{"mkdir", "mkdir"}, {"rm", "remove"}, {"mv", "move"}};
 	const char *action = NULL;
 
 	if (argc < 2)
@@ -324,13 +325,14 @@ static int files_cmd(struct opts *o, const char *id, int argc, char **argv)
 		char *data = NULL;
 		size_t len = 0;
 		struct hutch_err err;
-		if (o->from && hutch_cli_read_file(o->from, 256u << 20, &data, &len, NULL, &err) < 0)
+		if (o->from &&
+		    hutch_cli_read_file(o->from, 256u << 20, &data, &len, NULL, &err) < 0)
 			return fail("%s", err.msg);
 		if (!o->from && argc >= 3) {
 			data = strdup(argv[2]);
 			len = strlen(data);
-		} else if (!o->from && hutch_cli_read_file("-", 256u << 20, &data, &len, NULL,
-							   &err) < 0) {
+		} else if (!o->from &&
+			   hutch_cli_read_file("-", 256u << 20, &data, &len, NULL, &err) < 0) {
 			return fail("%s", err.msg);
 		}
 		char *b64 = hutch_base64_encode(data ? data : "", len);
@@ -348,12 +350,14 @@ static int files_cmd(struct opts *o, const char *id, int argc, char **argv)
 		const char *b64 = json_string_value(json_object_get(reply, "data_base64"));
 		size_t len = 0;
 		unsigned char *data = b64 ? hutch_base64_decode(b64, strlen(b64), &len) : NULL;
-		fwrite(data, 1, len, stdout);
+		if (data)
+			fwrite(data, 1, len, stdout);
 		free(data);
 	} else if (rc == 0 && strcmp(action, "list") == 0) {
 		size_t i;
 		json_t *e;
-		json_array_foreach(json_object_get(reply, "entries"), i, e) {
+		json_array_foreach(json_object_get(reply, "entries"), i, e)
+		{
 			printf("%-7s %s %10lld  %s\n",
 			       json_string_value(json_object_get(e, "type")) ?: "?",
 			       json_string_value(json_object_get(e, "mode")) ?: "?",
@@ -414,7 +418,8 @@ static int extract_local(const char *dir, const void *data, size_t len, struct h
 	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
 		return hutch_err_set(err, errno, "mkdir '%s'", dir);
 	root = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || root < 0 || write(fd, data, len) != (ssize_t)len || lseek(fd, 0, SEEK_SET) != 0)
+	if (fd < 0 || root < 0 || write(fd, data, len) != (ssize_t)len ||
+	    lseek(fd, 0, SEEK_SET) != 0)
 		hutch_err_set(err, errno, "prepare '%s'", dir);
 	else
 		rc = hutch_files_tar_in(root, ".", fd, NULL, 1ull << 32, err);
@@ -438,9 +443,10 @@ static int download_cmd(struct opts *o, const char *id, const char *remote, cons
 		return HUTCH_EXIT_SANDBOX;
 	if (refused(reply))
 		return json_decref(reply), 1;
-	bool is_dir = strcmp(json_string_value(json_object_get(json_object_get(reply, "stat"),
-							       "type")) ?: "",
-			     "dir") == 0;
+	bool is_dir =
+		strcmp(json_string_value(json_object_get(json_object_get(reply, "stat"), "type"))
+			       ?: "",
+		       "dir") == 0;
 	json_decref(reply);
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "session.files", "id", id, "action",
 			is_dir ? "download" : "read", "path", remote);
@@ -491,15 +497,16 @@ static int cmd_cmd(struct opts *o, int argc, char **argv)
 		if (o->close)
 			json_object_set_new(o->req, "close", json_true());
 	} else if (strcmp(action, "resize") == 0) {
-		unsigned rows;
-		unsigned cols;
-		if (argc < 4 || sscanf(argv[3], "%ux%u", &rows, &cols) != 2)
+		char *end = NULL;
+		unsigned long rows = argc >= 4 ? strtoul(argv[3], &end, 10) : 0;
+		unsigned long cols = end && *end == 'x' ? strtoul(end + 1, &end, 10) : 0;
+		if (!rows || !cols || !end || *end || rows > 1000 || cols > 1000)
 			return fail("%s", "resize needs ROWSxCOLS, e.g. 40x120");
-		json_object_set_new(o->req, "rows", json_integer(rows));
-		json_object_set_new(o->req, "cols", json_integer(cols));
+		json_object_set_new(o->req, "rows", json_integer((json_int_t)rows));
+		json_object_set_new(o->req, "cols", json_integer((json_int_t)cols));
 	} else if (follow || strcmp(action, "wait") == 0) {
 		if (!json_object_get(o->req, "timeout_ms")) /* follow until it ends */
-			json_object_set_new(o->req, "timeout_ms", json_integer(24 * 3600 * 1000));
+			json_object_set_new(o->req, "timeout_ms", json_integer(24LL * 3600 * 1000));
 	}
 	json_t *reply = call(json_incref(o->req), follow && !o->json);
 	if (!reply)
@@ -508,8 +515,7 @@ static int cmd_cmd(struct opts *o, int argc, char **argv)
 	json_t *res = json_object_get(reply, "result");
 	if (refused(reply))
 		rc = 1;
-	else if (o->json || (!follow && strcmp(action, "poll") != 0 &&
-			     strcmp(action, "wait") != 0))
+	else if (o->json || (!follow && strcmp(action, "poll") != 0 && strcmp(action, "wait") != 0))
 		print_json(reply);
 	else if (!follow) { /* poll, wait: the output so far, and the status */
 		fputs(json_string_value(json_object_get(reply, "stdout")) ?: "", stdout);
@@ -524,10 +530,118 @@ static int cmd_cmd(struct opts *o, int argc, char **argv)
 	return rc;
 }
 
+/* new: --timeout is the calls' default deadline, a limit of the session */
+static int build_new(struct opts *o)
+{
+	json_object_set_new(o->req, "op", json_string("session.new"));
+	if (!json_object_get(o->req, "language"))
+		return fail("%s", "new needs --lang python|node|bash");
+	if (json_object_get(o->req, "timeout_ms")) {
+		json_t *lim = json_object_get(o->req, "limits");
+		if (!lim)
+			json_object_set_new(o->req, "limits", lim = json_object());
+		json_object_set(lim, "wall_ms", json_object_get(o->req, "timeout_ms"));
+		json_object_del(o->req, "timeout_ms");
+	}
+	return 0;
+}
+
+/* The op of a subcommand that names a session, a snapshot or nothing. */
+static int build_op(const char *sub, struct opts *o, int argc, char **argv)
+{
+	static const char *const simple[] = {"pause", "resume", "reset",    "info", "kill",
+					     "exec",  "sh",	"commands", NULL};
+	const char *id = argc > 0 ? argv[0] : NULL;
+	bool known = false;
+	char op[32];
+
+	if (strcmp(sub, "new") == 0)
+		return build_new(o);
+	if (strcmp(sub, "list") == 0 || strcmp(sub, "snapshots") == 0) {
+		json_object_set_new(o->req, "op",
+				    json_string(sub[0] == 'l' ? "session.list" : "snapshot.list"));
+		return 0;
+	}
+	if (strcmp(sub, "restore") == 0 || strcmp(sub, "snapshot-rm") == 0) {
+		if (!id)
+			return fail("%s needs a snapshot name", sub);
+		json_object_set_new(
+			o->req, "op",
+			json_string(sub[0] == 'r' ? "snapshot.restore" : "snapshot.delete"));
+		json_object_set_new(o->req, "name", json_string(id));
+		return 0;
+	}
+	if (strcmp(sub, "snapshot") == 0) {
+		if (argc != 2)
+			return fail("%s", "snapshot needs ID and NAME");
+		json_object_set_new(o->req, "op", json_string("session.snapshot"));
+		json_object_set_new(o->req, "id", json_string(id));
+		json_object_set_new(o->req, "name", json_string(argv[1]));
+		return 0;
+	}
+	for (size_t i = 0; simple[i]; i++)
+		known = known || strcmp(sub, simple[i]) == 0;
+	if (!known)
+		return fail("unknown subcommand '%s' (see hutch session --help)", sub);
+	if (!id)
+		return fail("%s needs a session ID", sub);
+	snprintf(op, sizeof(op), "session.%s", sub);
+	json_object_set_new(o->req, "op", json_string(op));
+	json_object_set_new(o->req, "id", json_string(id));
+	return 0;
+}
+
+/* exec and sh: the code (or - for stdin) after the ID */
+static int add_code(const char *sub, struct opts *o, int argc, char **argv)
+{
+	char *code = NULL;
+	size_t len = 0;
+	struct hutch_err err;
+
+	if (argc < 2)
+		return fail("%s needs code (or - to read it from stdin)", sub);
+	if (strcmp(argv[1], "-") == 0) {
+		if (hutch_cli_read_file("-", 64u << 20, &code, &len, NULL, &err) < 0)
+			return fail("%s", err.msg);
+	} else {
+		code = strdup(argv[1]);
+	}
+	json_object_set_new(o->req, sub[0] == 'e' ? "code" : "command", json_string(code));
+	free(code);
+	return 0;
+}
+
+static const char *reply_id(json_t *reply, const char *object, const char *field)
+{
+	return json_string_value(json_object_get(json_object_get(reply, object), field)) ?: "";
+}
+
+/* Print a reply for people (or whole with --json); the exit code. */
+static int print_reply(const char *sub, struct opts *o, json_t *reply, bool is_call)
+{
+	if (o->json && json_object_get(reply, "error") && !json_object_get(reply, "status"))
+		return print_json(reply), 1; /* scripts get the refusal as JSON too */
+	if (refused(reply))
+		return 1;
+	if (o->json) {
+		print_json(reply);
+		return is_call && json_object_get(reply, "status") ? result_code(reply) : 0;
+	}
+	if (json_is_object(json_object_get(reply, "command"))) /* sh --background */
+		return printf("%s\n", reply_id(reply, "command", "command_id")), 0;
+	if (is_call)
+		return print_result(reply);
+	if (strcmp(sub, "new") == 0 || strcmp(sub, "restore") == 0)
+		return printf("%s\n", reply_id(reply, "session", "id")), 0;
+	print_json(reply);
+	return 0;
+}
+
 static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 {
 	const char *id = argc > 0 ? argv[0] : NULL;
 	bool is_call = strcmp(sub, "exec") == 0 || strcmp(sub, "sh") == 0;
+	int rc;
 
 	if (strcmp(sub, "files") == 0)
 		return id ? files_cmd(o, id, argc - 1, argv + 1) : fail("%s", "files needs an ID");
@@ -539,89 +653,17 @@ static int run_sub(const char *sub, struct opts *o, int argc, char **argv)
 		return sub[0] == 'u' ? upload_cmd(o, id, argv[1], argv[2])
 				     : download_cmd(o, id, argv[1], argv[2]);
 	}
-	if (strcmp(sub, "new") == 0) {
-		json_object_set_new(o->req, "op", json_string("session.new"));
-		if (!json_object_get(o->req, "language"))
-			return fail("%s", "new needs --lang python|node|bash");
-		if (json_object_get(o->req, "timeout_ms")) { /* a call's default */
-			json_t *lim = json_object_get(o->req, "limits");
-			if (!lim)
-				json_object_set_new(o->req, "limits", lim = json_object());
-			json_object_set(lim, "wall_ms", json_object_get(o->req, "timeout_ms"));
-			json_object_del(o->req, "timeout_ms");
-		}
-	} else if (strcmp(sub, "list") == 0 || strcmp(sub, "snapshots") == 0) {
-		json_object_set_new(o->req, "op",
-				    json_string(sub[0] == 'l' ? "session.list" : "snapshot.list"));
-	} else if (strcmp(sub, "restore") == 0 || strcmp(sub, "snapshot-rm") == 0) {
-		if (!id)
-			return fail("%s needs a snapshot name", sub);
-		json_object_set_new(o->req, "op", json_string(sub[0] == 'r' ? "snapshot.restore"
-									   : "snapshot.delete"));
-		json_object_set_new(o->req, "name", json_string(id));
-	} else if (strcmp(sub, "snapshot") == 0) {
-		if (argc != 2)
-			return fail("%s", "snapshot needs ID and NAME");
-		json_object_set_new(o->req, "op", json_string("session.snapshot"));
-		json_object_set_new(o->req, "id", json_string(id));
-		json_object_set_new(o->req, "name", json_string(argv[1]));
-	} else {
-		static const char *const simple[] = {"pause", "resume", "reset", "info",
-						     "kill",  "exec",	"sh",	 "commands",
-						     NULL};
-		bool known = false;
-		for (size_t i = 0; simple[i]; i++)
-			known = known || strcmp(sub, simple[i]) == 0;
-		if (!known)
-			return fail("unknown subcommand '%s' (see hutch session --help)", sub);
-		if (!id)
-			return fail("%s needs a session ID", sub);
-		char op[32];
-		snprintf(op, sizeof(op), "session.%s", sub);
-		json_object_set_new(o->req, "op", json_string(op));
-		json_object_set_new(o->req, "id", json_string(id));
-	}
-	if (is_call) {
-		char *code = NULL;
-		size_t len = 0;
-		struct hutch_err err;
-		if (argc < 2)
-			return fail("%s needs code (or - to read it from stdin)", sub);
-		if (strcmp(argv[1], "-") == 0) {
-			if (hutch_cli_read_file("-", 64u << 20, &code, &len, NULL, &err) < 0)
-				return fail("%s", err.msg);
-		} else {
-			code = strdup(argv[1]);
-		}
-		json_object_set_new(o->req, sub[0] == 'e' ? "code" : "command", json_string(code));
-		free(code);
-	}
+	rc = build_op(sub, o, argc, argv);
+	if (rc == 0 && is_call)
+		rc = add_code(sub, o, argc, argv);
+	if (rc)
+		return rc;
 	if (strcmp(sub, "new") != 0 && json_object_get(o->req, "limits"))
 		return fail("%s", "limits are set by `session new`");
 	json_t *reply = call(json_incref(o->req), is_call && !o->json);
 	if (!reply)
 		return HUTCH_EXIT_SANDBOX;
-	int rc;
-	if (o->json && json_object_get(reply, "error") && !json_object_get(reply, "status"))
-		rc = (print_json(reply), 1); /* scripts get the refusal as JSON too */
-	else if (refused(reply))
-		rc = 1;
-	else if (o->json)
-		rc = (print_json(reply), is_call && json_object_get(reply, "status")
-						 ? result_code(reply)
-						 : 0);
-	else if (json_is_object(json_object_get(reply, "command"))) /* sh --background */
-		rc = (printf("%s\n", json_string_value(json_object_get(
-					     json_object_get(reply, "command"), "command_id"))),
-		      0);
-	else if (is_call)
-		rc = print_result(reply);
-	else if (strcmp(sub, "new") == 0 || strcmp(sub, "restore") == 0)
-		rc = (printf("%s\n", json_string_value(json_object_get(
-					     json_object_get(reply, "session"), "id"))),
-		      0);
-	else
-		rc = (print_json(reply), 0);
+	rc = print_reply(sub, o, reply, is_call);
 	json_decref(reply);
 	return rc;
 }

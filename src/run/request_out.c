@@ -47,7 +47,8 @@ static json_t *limits_json(const struct hutch_limits *l)
 	if (o && l->cpus > 0)
 		json_object_set_new(o, "cpus", json_real(l->cpus));
 	if (o && l->idle_output_ms)
-		json_object_set_new(o, "idle_output_ms", json_integer((json_int_t)l->idle_output_ms));
+		json_object_set_new(o, "idle_output_ms",
+				    json_integer((json_int_t)l->idle_output_ms));
 	return o;
 }
 

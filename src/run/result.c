@@ -43,6 +43,8 @@ const char *hutch_mech_name(enum hutch_mech mech)
 		return "tmpfs size";
 	case HUTCH_MECH_SUPERVISOR:
 		return "supervisor";
+	case HUTCH_MECH_IMAGE:
+		return "ext4 image";
 	}
 	return "unknown";
 }

@@ -32,9 +32,9 @@
 struct command {
 	struct hutch_session *s;
 	const struct hutch_command_io *io; /* may be NULL */
-	pid_t program;			    /* its process group, in our pid namespace */
-	int master;			    /* the pty's master side, or -1 */
-	int relay_out;			    /* our copy of the engine's stdout pipe */
+	pid_t program;			   /* its process group, in our pid namespace */
+	int master;			   /* the pty's master side, or -1 */
+	int relay_out;			   /* our copy of the engine's stdout pipe */
 	pthread_t relay;
 	bool relaying;
 };
@@ -124,6 +124,8 @@ static int acquire(struct hutch_engine *c)
 	 * the engine must not kill or account all of it */
 	c->cg = cmd->s->cg;
 	hutch_engine_fill_enforced(c, cmd->s->cg_note);
+	if (cmd->s->quota)
+		c->res->enforced.disk = HUTCH_MECH_IMAGE;
 	memset(&c->cg, 0, sizeof(c->cg));
 	return 0;
 }

@@ -211,8 +211,8 @@ static json_t *log_since(struct hutch_session_cmd *c, int i, uint64_t *offset)
 	uint64_t from = *offset < c->dropped[i] ? c->dropped[i] : *offset;
 	size_t len = from < end ? (size_t)(end - from) : 0;
 	size_t out_len;
-	char *text = hutch_utf8_sanitize(b->data ? b->data + (from - c->dropped[i]) : "", len,
-					 &out_len);
+	char *text =
+		hutch_utf8_sanitize(b->data ? b->data + (from - c->dropped[i]) : "", len, &out_len);
 	json_t *s = json_stringn(text, out_len);
 
 	free(text);
@@ -365,11 +365,11 @@ json_t *hutch_cmd_list(struct hutch_session *s)
 
 	for (struct hutch_session_cmd *c = s->cmds; c; c = c->next) {
 		pthread_mutex_lock(&c->lock);
-		json_array_append_new(a, json_pack("{s:s,s:b,s:o}", "command_id", c->id, "running",
-						   !c->done, "argv",
-						   json_pack("[s]", c->req.argv && c->req.argv[2]
-									    ? c->req.argv[2]
-									    : "")));
+		json_array_append_new(
+			a,
+			json_pack("{s:s,s:b,s:o}", "command_id", c->id, "running", !c->done, "argv",
+				  json_pack("[s]",
+					    c->req.argv && c->req.argv[2] ? c->req.argv[2] : "")));
 		pthread_mutex_unlock(&c->lock);
 	}
 	return a;

@@ -26,8 +26,8 @@
  * caller holds the session's lock.
  */
 
-#define FRAME_MAX (64u << 20)
-#define READY_TIMEOUT_MS 30000
+#define FRAME_MAX	   (64u << 20)
+#define READY_TIMEOUT_MS   30000
 #define INTERRUPT_GRACE_MS 2000
 
 static const char *kernel_source(const char *language)
@@ -74,7 +74,8 @@ static int send_frame(int fd, json_t *msg, struct hutch_err *err)
 		}
 		want -= (size_t)n;
 		while (n > 0 && mh.msg_iovlen > 0) { /* skip what was sent */
-			size_t k = (size_t)n < mh.msg_iov->iov_len ? (size_t)n : mh.msg_iov->iov_len;
+			size_t k =
+				(size_t)n < mh.msg_iov->iov_len ? (size_t)n : mh.msg_iov->iov_len;
 			mh.msg_iov->iov_base = (char *)mh.msg_iov->iov_base + k;
 			mh.msg_iov->iov_len -= k;
 			n -= (ssize_t)k;
@@ -268,7 +269,8 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		hutch_err_setx(err, EINVAL, "no kernel for language '%s'", s->language);
 		goto out;
 	}
-	if (pipe2(srcp, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
+	if (pipe2(srcp, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
 	    pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		hutch_err_set(err, errno, "kernel pipes");
 		goto out;
@@ -609,7 +611,7 @@ int hutch_kernel_exec(struct hutch_session *s, const char *code, uint64_t timeou
 
 int hutch_kernel_reset(struct hutch_session *s, struct hutch_err *err)
 {
-	uint64_t deadline = hutch_now_us() + 10u * 1000000;
+	uint64_t deadline = hutch_now_us() + 10ull * 1000000;
 
 	if (send_frame(s->ctl, json_pack("{s:s}", "op", "reset"), err) < 0)
 		return -1;

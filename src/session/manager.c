@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell/quota.h"
 #include "session/files.h"
 #include "session/session.h"
 #include "util/err.h"
@@ -110,7 +111,7 @@ static void session_free(struct hutch_session *s)
 
 static void table_add(struct hutch_sessions *m, struct hutch_session *s)
 {
-	m->tab = hutch_xrealloc(m->tab, (m->n + 1) * sizeof(*m->tab));
+	m->tab = hutch_xrealloc(m->tab, (m->n + 1) * sizeof(struct hutch_session *));
 	m->tab[m->n++] = s;
 }
 
@@ -168,9 +169,17 @@ static uint64_t kernel_cpu_us(pid_t pid)
 	fclose(f);
 	buf[n] = '\0';
 	const char *p = strrchr(buf, ')'); /* the command name may hold anything */
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
-			 &t[0], &t[1], &t[2], &t[3]) != 4)
+	if (!p)
 		return 0;
+	/* after ")": field 3 (state) is token 0, so utime (14) is token 11 */
+	char *tok = (char *)p + 1;
+	for (int i = 0; i < 15 && tok; i++) {
+		while (*tok == ' ')
+			tok++;
+		if (i >= 11)
+			t[i - 11] = strtoull(tok, NULL, 10);
+		tok = strchr(tok, ' ');
+	}
 	long hz = sysconf(_SC_CLK_TCK);
 	return (t[0] + t[1] + t[2] + t[3]) * 1000000ull / (unsigned long long)(hz > 0 ? hz : 100);
 }
@@ -187,10 +196,9 @@ json_t *hutch_session_info(struct hutch_session *s)
 		st.cpu_us = kernel_cpu_us(s->kernel_pid);
 	if (s->workspace_fd >= 0)
 		(void)hutch_files_usage(s->workspace_fd, &bytes, &inodes, NULL);
-	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "id", s->id,
-			      "language", s->language, "state", state_name(s->state),
-			      "created_ms", (json_int_t)s->created_ms, "calls",
-			      (json_int_t)s->calls, "cpu_ms",
+	json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "id", s->id, "language",
+			      s->language, "state", state_name(s->state), "created_ms",
+			      (json_int_t)s->created_ms, "calls", (json_int_t)s->calls, "cpu_ms",
 			      (json_int_t)((s->cpu_us_dead + st.cpu_us) / 1000),
 			      "peak_memory_bytes", (json_int_t)st.peak_bytes, "disk_used_bytes",
 			      (json_int_t)bytes, "idle_timeout_ms", (json_int_t)s->idle_timeout_ms,
@@ -199,18 +207,39 @@ json_t *hutch_session_info(struct hutch_session *s)
 	json_t *conf = req ? json_loads(req, 0, NULL) : NULL;
 	free(req);
 	json_object_set_new(o, "limits", json_incref(json_object_get(conf, "limits")));
+	json_object_set_new(o, "disk_quota",
+			    json_pack("{s:I,s:s,s:s?}", "bytes",
+				      (json_int_t)s->conf.limits.disk_bytes, "enforced_by",
+				      s->quota ? "ext4 image" : "none", "note",
+				      s->quota ? NULL : s->quota_note));
 	json_decref(conf);
 	return o;
 }
 
 /* --- creating, loading, removing --- */
 
+static void image_path(const struct hutch_session *s, char *out, size_t n)
+{
+	snprintf(out, n, "%s/workspace.img", s->dir);
+}
+
 static int make_dirs(struct hutch_session *s, struct hutch_err *err)
 {
+	char image[600];
+
 	if (mkdir(s->dir, 0700) < 0)
 		return hutch_err_set(err, errno, "mkdir '%s'", s->dir);
 	if (mkdir(s->workspace, 0755) < 0)
 		return hutch_err_set(err, errno, "mkdir '%s'", s->workspace);
+	/* a hard cap on the workspace where we can make one (root) */
+	if (hutch_quota_available(s->quota_note, sizeof(s->quota_note))) {
+		image_path(s, image, sizeof(image));
+		if (hutch_quota_create(image, s->workspace, s->conf.limits.disk_bytes,
+				       HUTCH_SANDBOX_UID, HUTCH_SANDBOX_GID, err) < 0)
+			return -1;
+		s->quota = true;
+		return 0;
+	}
 	/* the sandbox's uid owns its workspace (rootless: our own uid, which
 	 * the cell's user namespace maps to it) */
 	if (getuid() == 0 && chown(s->workspace, HUTCH_SANDBOX_UID, HUTCH_SANDBOX_GID) < 0)
@@ -228,8 +257,13 @@ static int open_workspace(struct hutch_session *s, struct hutch_err *err)
 
 static void remove_tree(const char *dir)
 {
-	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	char meta[600];
+
+	snprintf(meta, sizeof(meta), "%s/workspace", dir);
+	hutch_quota_unmount(meta);
+	snprintf(meta, sizeof(meta), "%s/workspace.img", dir);
+	unlink(meta);
+	int fd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
 	if (fd >= 0) {
 		(void)hutch_files_remove(fd, "workspace", true, NULL);
@@ -313,6 +347,14 @@ static struct hutch_session *load_one(struct hutch_sessions *m, const char *id)
 	s->ttl_ms = (uint64_t)json_integer_value(json_object_get(meta, "ttl_ms"));
 	s->created_ms = (uint64_t)json_integer_value(json_object_get(meta, "created_ms"));
 	json_decref(meta);
+	char image[600];
+	image_path(s, image, sizeof(image));
+	if (rc == 0 && access(image, F_OK) == 0) { /* mounted still, or again after a reboot */
+		rc = hutch_quota_mount(image, s->workspace, &err);
+		s->quota = rc == 0;
+	} else if (rc == 0) {
+		(void)hutch_quota_available(s->quota_note, sizeof(s->quota_note));
+	}
 	if (rc < 0 || open_workspace(s, &err) < 0) {
 		hutch_log(HUTCH_LOG_WARN, "session %s: %s; left alone", id, err.msg);
 		session_free(s);
@@ -379,7 +421,7 @@ json_t *hutch_session_list(struct hutch_sessions *m)
 
 	pthread_mutex_lock(&m->lock);
 	n = m->n;
-	snap = hutch_xcalloc(n + 1, sizeof(*snap));
+	snap = hutch_xcalloc(n + 1, sizeof(struct hutch_session *));
 	for (size_t i = 0; i < n; i++) {
 		snap[i] = m->tab[i];
 		snap[i]->refs++;

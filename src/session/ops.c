@@ -45,7 +45,8 @@ static int check_keys(json_t *req, const char *const *allowed, struct hutch_err 
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(req, key, v) {
+	json_object_foreach(req, key, v)
+	{
 		bool ok = false;
 		for (size_t i = 0; allowed[i] && !ok; i++)
 			ok = strcmp(key, allowed[i]) == 0;
@@ -55,19 +56,24 @@ static int check_keys(json_t *req, const char *const *allowed, struct hutch_err 
 	return 0;
 }
 
-static int get_str(json_t *req, const char *key, bool required, const char **out,
-		   struct hutch_err *err)
+/* A string field that must be there. */
+static int need_str(json_t *req, const char *key, const char **out, struct hutch_err *err)
 {
 	json_t *v = json_object_get(req, key);
 
-	*out = NULL;
-	if (!v && !required)
-		return 0;
+	*out = "";
 	if (!json_is_string(v))
 		return hutch_err_setx(err, EINVAL, "field '%s' %s", key,
 				      v ? "must be a string" : "is required");
 	*out = json_string_value(v);
 	return 0;
+}
+
+/* A string field that may be missing (*out NULL then). */
+static int opt_str(json_t *req, const char *key, const char **out, struct hutch_err *err)
+{
+	*out = NULL;
+	return json_object_get(req, key) ? need_str(req, key, out, err) : 0;
 }
 
 static int get_ms(json_t *req, const char *key, uint64_t *out, struct hutch_err *err)
@@ -77,7 +83,8 @@ static int get_ms(json_t *req, const char *key, uint64_t *out, struct hutch_err 
 	if (!v)
 		return 0;
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
-		return hutch_err_setx(err, EINVAL, "field '%s' must be a non-negative integer", key);
+		return hutch_err_setx(err, EINVAL, "field '%s' must be a non-negative integer",
+				      key);
 	*out = (uint64_t)json_integer_value(v);
 	return 0;
 }
@@ -86,8 +93,8 @@ static int get_ms(json_t *req, const char *key, uint64_t *out, struct hutch_err 
 
 static char *op_new(struct hutch_sessions *m, json_t *req, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",     "language", "limits", "env", "labels",
-					   "idle_timeout_ms", "ttl_ms", NULL};
+	static const char *const keys[] = {"op",     "language",	"limits", "env",
+					   "labels", "idle_timeout_ms", "ttl_ms", NULL};
 	struct hutch_exec_request conf;
 	uint64_t idle = 0;
 	uint64_t ttl = 0;
@@ -96,7 +103,7 @@ static char *op_new(struct hutch_sessions *m, json_t *req, struct hutch_err *err
 	json_t *body;
 	int rc;
 
-	if (check_keys(req, keys, err) < 0 || get_str(req, "language", true, &language, err) < 0 ||
+	if (check_keys(req, keys, err) < 0 || need_str(req, "language", &language, err) < 0 ||
 	    get_ms(req, "idle_timeout_ms", &idle, err) < 0 || get_ms(req, "ttl_ms", &ttl, err) < 0)
 		return NULL;
 	if (strcmp(language, "python") != 0 && strcmp(language, "bash") != 0 &&
@@ -142,6 +149,26 @@ static char *result_json(struct hutch_session *s, struct hutch_exec_result *res)
 	return text;
 }
 
+/* Which mechanism holds each limit of a session call (as hutch run says). */
+static void fill_enforced(const struct hutch_session *s, struct hutch_exec_result *res)
+{
+	struct hutch_enforced *e = &res->enforced;
+	enum hutch_mech cg = s->cg.version == 2	  ? HUTCH_MECH_CGROUP_V2
+			     : s->cg.version == 1 ? HUTCH_MECH_CGROUP_V1
+						  : HUTCH_MECH_RLIMIT;
+
+	e->wall = HUTCH_MECH_SUPERVISOR;
+	e->cpu = HUTCH_MECH_NONE; /* a call has a deadline, not a CPU budget */
+	e->memory = cg;
+	e->pids = cg;
+	e->output = HUTCH_MECH_SUPERVISOR;
+	e->file = HUTCH_MECH_RLIMIT;
+	e->disk = s->quota ? HUTCH_MECH_IMAGE : HUTCH_MECH_TMPFS;
+	e->cpus = s->conf.limits.cpus > 0 && s->cg.has[HUTCH_CG_CPU] ? cg : HUTCH_MECH_NONE;
+	snprintf(e->note, sizeof(e->note), "%s",
+		 s->cg.version ? (s->quota ? "" : s->quota_note) : s->cg_note);
+}
+
 static char *op_exec(struct hutch_session *s, json_t *req, const struct hutch_run_hooks *hooks,
 		     struct hutch_err *err)
 {
@@ -150,7 +177,7 @@ static char *op_exec(struct hutch_session *s, json_t *req, const struct hutch_ru
 	uint64_t timeout = s->conf.limits.wall_ms;
 	const char *code;
 
-	if (check_keys(req, keys, err) < 0 || get_str(req, "code", true, &code, err) < 0 ||
+	if (check_keys(req, keys, err) < 0 || need_str(req, "code", &code, err) < 0 ||
 	    get_ms(req, "timeout_ms", &timeout, err) < 0)
 		return NULL;
 	if (timeout == 0)
@@ -161,6 +188,7 @@ static char *op_exec(struct hutch_session *s, json_t *req, const struct hutch_ru
 	hutch_id_new(res.id, sizeof(res.id), "run");
 	res.limits = s->conf.limits;
 	res.limits.wall_ms = timeout;
+	fill_enforced(s, &res);
 	hutch_kernel_exec(s, code, timeout, hooks, &res, err);
 	return result_json(s, &res);
 }
@@ -168,10 +196,10 @@ static char *op_exec(struct hutch_session *s, json_t *req, const struct hutch_ru
 static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_hooks *hooks,
 		   struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",	 "id",	      "command", "stdin",
-					   "timeout_ms", "env",	      "workdir", "background",
-					   "tty",	 "rows",      "cols",	 "idle_output_timeout_ms",
-					   NULL};
+	static const char *const keys[] = {
+		"op",	   "id",	 "command", "stdin", "timeout_ms", "env",
+		"workdir", "background", "tty",	    "rows",  "cols",	   "idle_output_timeout_ms",
+		NULL};
 	struct hutch_command_io io = {0};
 	uint64_t rows = 0;
 	uint64_t cols = 0;
@@ -182,7 +210,7 @@ static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_
 	char *text;
 	int rc;
 
-	if (check_keys(req, keys, err) < 0 || get_str(req, "command", true, &command, err) < 0 ||
+	if (check_keys(req, keys, err) < 0 || need_str(req, "command", &command, err) < 0 ||
 	    get_ms(req, "rows", &rows, err) < 0 || get_ms(req, "cols", &cols, err) < 0 ||
 	    hutch_kernel_ensure(s, err) < 0) {
 		json_decref(body);
@@ -238,12 +266,11 @@ static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_
 
 static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",	 "id",	   "action", "path",  "to",
+	static const char *const keys[] = {"op",	  "id",	    "action", "path",	   "to",
 					   "data_base64", "offset", "length", "recursive", NULL};
 	/* files belong to the sandbox's uid (rootless: ours, mapped to it) */
-	const struct hutch_files_owner own = {
-		getuid() == 0 ? (uid_t)HUTCH_SANDBOX_UID : getuid(),
-		getuid() == 0 ? (gid_t)HUTCH_SANDBOX_GID : getgid()};
+	const struct hutch_files_owner own = {getuid() == 0 ? (uid_t)HUTCH_SANDBOX_UID : getuid(),
+					      getuid() == 0 ? (gid_t)HUTCH_SANDBOX_GID : getgid()};
 	const char *action;
 	const char *path;
 	const char *to = NULL;
@@ -253,10 +280,10 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
 	int root = s->workspace_fd;
 	int rc = -1;
 
-	if (check_keys(req, keys, err) < 0 || get_str(req, "action", true, &action, err) < 0 ||
-	    get_str(req, "path", true, &path, err) < 0 || get_str(req, "to", false, &to, err) < 0 ||
-	    get_str(req, "data_base64", false, &b64, err) < 0 ||
-	    get_ms(req, "offset", &offset, err) < 0 || get_ms(req, "length", &length, err) < 0)
+	if (check_keys(req, keys, err) < 0 || need_str(req, "action", &action, err) < 0 ||
+	    need_str(req, "path", &path, err) < 0 || opt_str(req, "to", &to, err) < 0 ||
+	    opt_str(req, "data_base64", &b64, err) < 0 || get_ms(req, "offset", &offset, err) < 0 ||
+	    get_ms(req, "length", &length, err) < 0)
 		return NULL;
 	if (strcmp(action, "write") == 0) {
 		size_t len = 0;
@@ -350,7 +377,7 @@ static char *op_snapshot(struct hutch_sessions *m, struct hutch_session *s, json
 	static const char *const keys[] = {"op", "id", "name", NULL};
 	const char *name;
 
-	if (check_keys(req, keys, err) < 0 || get_str(req, "name", true, &name, err) < 0)
+	if (check_keys(req, keys, err) < 0 || need_str(req, "name", &name, err) < 0)
 		return NULL;
 	json_t *meta = hutch_session_snapshot(m, s, name, err);
 	if (!meta)
@@ -370,12 +397,13 @@ static char *on_snapshot(struct hutch_sessions *m, const char *op, json_t *req,
 
 	if (strcmp(op, "snapshot.list") == 0)
 		return ok_json(json_pack("{s:o}", "snapshots", hutch_snapshot_list(m)));
-	if (check_keys(req, keys, err) < 0 || get_str(req, "name", true, &name, err) < 0 ||
+	if (check_keys(req, keys, err) < 0 || need_str(req, "name", &name, err) < 0 ||
 	    get_ms(req, "idle_timeout_ms", &idle, err) < 0 || get_ms(req, "ttl_ms", &ttl, err) < 0)
 		return NULL;
 	if (strcmp(op, "snapshot.delete") == 0)
-		return hutch_snapshot_delete(m, name, err) == 0 ? ok_json(json_pack("{s:b}", "ok", 1))
-								 : NULL;
+		return hutch_snapshot_delete(m, name, err) == 0
+			       ? ok_json(json_pack("{s:b}", "ok", 1))
+			       : NULL;
 	if (strcmp(op, "snapshot.restore") != 0)
 		return hutch_err_setx(err, EINVAL, "unknown op '%s'", op), NULL;
 	struct hutch_session *s = hutch_snapshot_restore(m, name, idle, ttl, err);
@@ -395,8 +423,8 @@ static int signal_number(json_t *v, struct hutch_err *err)
 	static const struct {
 		const char *name;
 		int sig;
-	} names[] = {{"INT", SIGINT},	{"TERM", SIGTERM}, {"KILL", SIGKILL}, {"HUP", SIGHUP},
-		     {"QUIT", SIGQUIT}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"STOP", SIGSTOP},
+	} names[] = {{"INT", SIGINT},	{"TERM", SIGTERM},  {"KILL", SIGKILL}, {"HUP", SIGHUP},
+		     {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},  {"USR2", SIGUSR2}, {"STOP", SIGSTOP},
 		     {"CONT", SIGCONT}, {"WINCH", SIGWINCH}};
 	const char *s = json_string_value(v);
 
@@ -407,8 +435,9 @@ static int signal_number(json_t *v, struct hutch_err *err)
 	for (size_t i = 0; s && i < sizeof(names) / sizeof(names[0]); i++)
 		if (strcmp(s, names[i].name) == 0)
 			return names[i].sig;
-	return hutch_err_setx(err, EINVAL, "field 'signal': a signal name (INT, TERM, KILL...) "
-					   "or number"),
+	return hutch_err_setx(err, EINVAL,
+			      "field 'signal': a signal name (INT, TERM, KILL...) "
+			      "or number"),
 	       -1;
 }
 
@@ -416,11 +445,10 @@ static int signal_number(json_t *v, struct hutch_err *err)
 static char *op_command(struct hutch_session_cmd *c, json_t *req,
 			const struct hutch_run_hooks *hooks, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",	   "id",	    "command_id",
-					   "action",	   "stdout_offset", "stderr_offset",
-					   "timeout_ms",   "signal",	    "data_base64",
-					   "close",	   "rows",	    "cols",
-					   NULL};
+	static const char *const keys[] = {
+		"op",	      "id",	"command_id",  "action", "stdout_offset", "stderr_offset",
+		"timeout_ms", "signal", "data_base64", "close",	 "rows",	  "cols",
+		NULL};
 	uint64_t off_out = 0;
 	uint64_t off_err = 0;
 	uint64_t timeout = 30000;
@@ -429,11 +457,11 @@ static char *op_command(struct hutch_session_cmd *c, json_t *req,
 	const char *action;
 	const char *b64 = NULL;
 
-	if (check_keys(req, keys, err) < 0 || get_str(req, "action", true, &action, err) < 0 ||
+	if (check_keys(req, keys, err) < 0 || need_str(req, "action", &action, err) < 0 ||
 	    get_ms(req, "stdout_offset", &off_out, err) < 0 ||
 	    get_ms(req, "stderr_offset", &off_err, err) < 0 ||
 	    get_ms(req, "timeout_ms", &timeout, err) < 0 || get_ms(req, "rows", &rows, err) < 0 ||
-	    get_ms(req, "cols", &cols, err) < 0 || get_str(req, "data_base64", false, &b64, err) < 0)
+	    get_ms(req, "cols", &cols, err) < 0 || opt_str(req, "data_base64", &b64, err) < 0)
 		return NULL;
 	if (strcmp(action, "poll") == 0)
 		return ok_json(hutch_cmd_poll(c, off_out, off_err));
@@ -475,7 +503,7 @@ static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 	const char *id;
 	char *out = NULL;
 
-	if (get_str(req, "id", true, &id, err) < 0)
+	if (need_str(req, "id", &id, err) < 0)
 		return NULL;
 	struct hutch_session *s = hutch_session_get(m, id, err);
 	if (!s)
@@ -491,7 +519,7 @@ static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 		 * block the session; our reference keeps the command alive */
 		const char *cid;
 		struct hutch_session_cmd *c = NULL;
-		if (get_str(req, "command_id", true, &cid, err) == 0) {
+		if (need_str(req, "command_id", &cid, err) == 0) {
 			pthread_mutex_lock(&s->lock);
 			c = hutch_cmd_find(s, cid);
 			pthread_mutex_unlock(&s->lock);
@@ -549,7 +577,7 @@ char *hutch_session_call(struct hutch_sessions *m, const char *json, size_t len,
 		else
 			hutch_err_setx(&err, EINVAL, "malformed JSON at line %d column %d: %s",
 				       jerr.line, jerr.column, jerr.text);
-	} else if (get_str(req, "op", true, &op, &err) == 0) {
+	} else if (need_str(req, "op", &op, &err) == 0) {
 		if (strcmp(op, "session.new") == 0)
 			out = op_new(m, req, &err);
 		else if (strcmp(op, "session.list") == 0)

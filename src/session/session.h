@@ -30,9 +30,11 @@ enum session_state { SESSION_RUNNING, SESSION_PAUSED, SESSION_DEAD };
 struct hutch_session {
 	char id[40];
 	char language[16];
-	char dir[512];	     /* <state>/sessions/<id> */
-	char workspace[600]; /* dir/workspace, bound on /workspace */
-	int workspace_fd;    /* O_PATH of workspace, for the files API */
+	char dir[512];	      /* <state>/sessions/<id> */
+	char workspace[600];  /* dir/workspace, bound on /workspace */
+	int workspace_fd;     /* O_PATH of workspace, for the files API */
+	bool quota;	      /* the workspace is a size-capped ext4 image (cell/quota.c) */
+	char quota_note[160]; /* why not */
 	struct hutch_exec_request conf; /* language, env, limits, labels of `new` */
 	uint64_t idle_timeout_ms;	/* 0: never auto-pause */
 	uint64_t ttl_ms;		/* 0: no deadline */
@@ -49,7 +51,7 @@ struct hutch_session {
 	struct hutch_cell cell;
 	int ctl;	  /* control socket to the kernel */
 	pid_t kernel_pid; /* in our pid namespace, from its credentials */
-	int out; /* the kernel's stdout and stderr */
+	int out;	  /* the kernel's stdout and stderr */
 	int err;
 	struct hutch_buf inbuf; /* partial frames from ctl */
 
@@ -96,7 +98,7 @@ int hutch_kernel_ensure(struct hutch_session *s, struct hutch_err *err);
 /* command.c: a command in the session's cell. The caller holds s->lock
  * until the program started (io->on_start), or for the whole call. */
 struct hutch_command_io {
-	bool tty;		 /* run on a pty (stdout and stderr merged) */
+	bool tty;		   /* run on a pty (stdout and stderr merged) */
 	unsigned short rows, cols; /* its size (0: 24x80) */
 	/* called once the program runs (its process group and the pty's
 	 * master, or -1) and again with master -1 before the pty closes */
@@ -131,12 +133,11 @@ int hutch_cmd_resize(struct hutch_session_cmd *c, unsigned rows, unsigned cols,
 
 /* transfer.c: tar of a tree in memory, both ways (paths in-root), and
  * snapshots of a workspace under <state>/snapshots/<name>. */
-int hutch_session_tar_out(int root, const char *path, struct hutch_buf *out,
-			  struct hutch_err *err);
+int hutch_session_tar_out(int root, const char *path, struct hutch_buf *out, struct hutch_err *err);
 int hutch_session_tar_in(int root, const char *path, const void *data, size_t len,
 			 struct hutch_err *err);
-json_t *hutch_session_snapshot(struct hutch_sessions *m, struct hutch_session *s,
-			       const char *name, struct hutch_err *err);
+json_t *hutch_session_snapshot(struct hutch_sessions *m, struct hutch_session *s, const char *name,
+			       struct hutch_err *err);
 struct hutch_session *hutch_snapshot_restore(struct hutch_sessions *m, const char *name,
 					     uint64_t idle_timeout_ms, uint64_t ttl_ms,
 					     struct hutch_err *err);

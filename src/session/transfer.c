@@ -42,8 +42,7 @@ static const struct hutch_files_owner *sandbox_owner(void)
 	return &own;
 }
 
-int hutch_session_tar_out(int root, const char *path, struct hutch_buf *out,
-			  struct hutch_err *err)
+int hutch_session_tar_out(int root, const char *path, struct hutch_buf *out, struct hutch_err *err)
 {
 	int fd = memfd_create("hutch-tar", MFD_CLOEXEC);
 	struct stat st;
@@ -141,8 +140,8 @@ static void snapshot_dir(const struct hutch_sessions *m, const char *name, char 
 	snprintf(out, n, "%s/snapshots/%s", m->state_dir, name);
 }
 
-json_t *hutch_session_snapshot(struct hutch_sessions *m, struct hutch_session *s,
-			       const char *name, struct hutch_err *err)
+json_t *hutch_session_snapshot(struct hutch_sessions *m, struct hutch_session *s, const char *name,
+			       struct hutch_err *err)
 {
 	char dir[512];
 	char path[600];

@@ -4,7 +4,7 @@
 # state, shell commands run in the same sandbox, reset forgets the
 # interpreter but not the files, kill removes everything.
 . "$(dirname "$0")/session-lib.bash"
-plan 27
+plan 28
 start_session_daemon
 
 id=$(new_session --lang python --memory 512M)
@@ -22,6 +22,7 @@ is "$(jget status <<<"$out")" "error" "an exception is status error"
 is "$(jget error.type <<<"$out")" "ZeroDivisionError" "with the exception's type"
 like "$(jget error.traceback <<<"$out")" "1/0" "and a traceback showing the line"
 is "$(jget session_id <<<"$out")" "$id" "the result names the session"
+like "$(jget limits.memory_bytes.enforced_by <<<"$out")" "^(cgroup v[12]|rlimit)$" "and which mechanism holds its memory limit"
 is "$(sess exec "$id" 'len(xs)')" "6" "state survives an exception"
 
 out=$(hutch session exec --json "$id" 'import sys; print("to err", file=sys.stderr); print("to out")' || true)
@@ -34,7 +35,7 @@ rc=0
 hutch session exec --timeout 1s "$id" 'import time; time.sleep(60)' >/dev/null 2>&1 || rc=$?
 t1=$(date +%s%N)
 is "$rc" "124" "a call past its timeout exits 124"
-(((t1 - t0) / 1000000 < 8000)) && ok "and is stopped promptly ($(((t1 - t0) / 1000000)) ms)" || not_ok "timeout took $(((t1 - t0) / 1000000)) ms"
+if (((t1 - t0) / 1000000 < 8000)); then ok "and is stopped promptly ($(((t1 - t0) / 1000000)) ms)"; else not_ok "timeout took $(((t1 - t0) / 1000000)) ms"; fi
 is "$(sess exec "$id" 'xs[-1]')" "42" "state survives the interrupt"
 out=$(hutch session exec --json --timeout 1s "$id" 'while True: pass' || true)
 is "$(jget status <<<"$out")" "timeout" "a busy loop is interrupted too"
@@ -64,6 +65,7 @@ like "$(jget session.disk_used_bytes <<<"$info")" '^[1-9][0-9]*$' "info: disk us
 sess kill "$id" >/dev/null
 out=$(hutch session exec "$id" '1' 2>&1 || true)
 like "$out" "no session" "a killed session is gone"
-is "$(ls "$STATE/sessions" | grep -c "$id")" "0" "and so is its directory"
+gone=yes; [ -e "$STATE/sessions/$id" ] && gone=no
+is "$gone" "yes" "and so is its directory"
 
 done_testing

@@ -3,7 +3,7 @@
 # transparent resume, the ttl, daemon SIGKILL and restart with files
 # intact, a kernel that dies, and bad requests on the socket.
 . "$(dirname "$0")/session-lib.bash"
-plan 22
+plan 25
 start_session_daemon
 
 cpu() { jget session.cpu_ms <<<"$(sess info "$1")"; }
@@ -18,7 +18,7 @@ sleep 0.5
 c0=$(cpu "$id")
 sleep 1
 c1=$(cpu "$id")
-((c1 - c0 > 300)) && ok "a running session uses CPU ($((c1 - c0)) ms in 1 s)" || not_ok "running: only $((c1 - c0)) ms"
+if ((c1 - c0 > 300)); then ok "a running session uses CPU ($((c1 - c0)) ms in 1 s)"; else not_ok "running: only $((c1 - c0)) ms"; fi
 out=$(hutch session pause --json "$id" || true)
 NO_FREEZER=
 if [ "$(jget error.message <<<"$out")" != null ]; then
@@ -34,10 +34,10 @@ else
 	c2=$(cpu "$id")
 	sleep 1
 	c3=$(cpu "$id")
-	((c3 - c2 < 20)) && ok "a paused session uses no CPU ($((c3 - c2)) ms in 1 s)" || not_ok "paused but used $((c3 - c2)) ms"
+	if ((c3 - c2 < 20)); then ok "a paused session uses no CPU ($((c3 - c2)) ms in 1 s)"; else not_ok "paused but used $((c3 - c2)) ms"; fi
 	out=$(sess resume "$id")
 	took=$(jget took_us <<<"$out")
-	((took < 10000)) && ok "resume takes < 10 ms (${took} µs)" || not_ok "resume took ${took} µs"
+	if ((took < 10000)); then ok "resume takes < 10 ms (${took} µs)"; else not_ok "resume took ${took} µs"; fi
 	is "$(jget session.state <<<"$out")" "running" "resumed"
 fi
 sess kill "$id" >/dev/null
@@ -60,6 +60,20 @@ sleep 2
 out=$(hutch session info "$id2" 2>&1 || true)
 like "$out" "no session" "a session past its --ttl is gone"
 
+# the workspace has a hard size cap (root: an ext4 image of --disk)
+q=$(new_session --lang python --disk 16M)
+quota=$(jget session.disk_quota.enforced_by <<<"$(sess info "$q")")
+if [ "$quota" = "ext4 image" ]; then
+	out=$(sess sh "$q" 'head -c 40M /dev/zero > big 2>&1; echo "rc=$?"; stat -c %s big')
+	like "$out" "rc=1" "writing past --disk in the workspace fails (ENOSPC)"
+	size=$(tail -1 <<<"$out")
+	if ((size < 17 * 1024 * 1024)); then ok "and stops at the cap ($size bytes)"; else not_ok "wrote $size bytes past a 16M cap"; fi
+else
+	skip "writing past --disk in the workspace fails" "$(jget session.disk_quota.note <<<"$(sess info "$q")")"
+	skip "and stops at the cap" "no quota here"
+fi
+sess kill "$q" >/dev/null
+
 # the daemon dies hard and comes back: sessions and files are there
 sess exec "$id" 'open("keep.txt", "w").write("survives")' >/dev/null
 hutch session files "$id" write dir/api.txt "also" >/dev/null
@@ -74,6 +88,33 @@ like "$out" "survives" "its files are intact"
 is "$(jget kernel_restarted <<<"$out")" "true" "the result says a fresh kernel was started"
 like "$(jget note <<<"$out")" "restarted" "and why"
 is "$(hutch session files "$id" read dir/api.txt)" "also" "files written through the API survive too"
+
+# killed in the middle of a files-API write: the file is the old or the new one, never half
+head -c 30000000 /dev/urandom >"$SESS_DIR/big.bin"
+chmod 644 "$SESS_DIR/big.bin"
+hutch session files "$id" write target.bin "old" >/dev/null
+(hutch session files "$id" write target.bin --from "$SESS_DIR/big.bin" >/dev/null 2>&1 || true) &
+writer=$!
+# kill the daemon while the temp file is being written (seen from the host)
+seen=no
+for _ in $(seq 400); do
+	if compgen -G "$STATE/sessions/$id/workspace/.hutch-tmp-*" >/dev/null; then
+		seen=yes
+		break
+	fi
+	sleep 0.01
+done
+stop_session_daemon KILL
+wait "$writer" || true
+start_session_daemon
+got=$(hutch session files "$id" read target.bin | sha256sum | cut -c1-16)
+old=$(printf old | sha256sum | cut -c1-16)
+new=$(sha256sum <"$SESS_DIR/big.bin" | cut -c1-16)
+if [ "$got" = "$old" ] || [ "$got" = "$new" ]; then
+	ok "a daemon killed mid-write leaves the old file or the new one ($([ "$got" = "$old" ] && echo old || echo new); temp file seen before the kill: $seen)"
+else
+	not_ok "after a kill mid-write the file is neither old nor new" "size: $(hutch session files --json "$id" stat target.bin | jget stat.size)"
+fi
 
 # a kernel that dies is restarted, and the result says so
 out=$(hutch session exec --json "$id" 'import os; os._exit(3)' || true)
@@ -104,6 +145,6 @@ EOF
 )
 like "$out" "malformed JSON" "malformed JSON is named"
 like "$out" "unknown field 'bogus'" "unknown fields are named"
-[ -S "$HUTCH_SOCKET" ] && kill -0 "$SDAEMON_PID" && ok "the daemon is still up" || not_ok "daemon died"
+if [ -S "$HUTCH_SOCKET" ] && kill -0 "$SDAEMON_PID"; then ok "the daemon is still up"; else not_ok "daemon died"; fi
 
 done_testing

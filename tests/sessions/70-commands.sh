@@ -77,6 +77,6 @@ sess kill "$id" >/dev/null
 sleep 0.3
 n=$(pgrep -fc "^sleep 1000$" || true)
 is "$n" "0" "killing a session ends its background commands"
-[ -S "$HUTCH_SOCKET" ] && kill -0 "$SDAEMON_PID" && ok "the daemon is still up" || not_ok "daemon died"
+if [ -S "$HUTCH_SOCKET" ] && kill -0 "$SDAEMON_PID"; then ok "the daemon is still up"; else not_ok "daemon died"; fi
 
 done_testing

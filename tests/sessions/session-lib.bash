@@ -40,7 +40,9 @@ stop_session_daemon() {
 }
 
 cleanup_sessions() {
-	stop_session_daemon
+	stop_session_daemon TERM
+	# quota'd workspaces are mounts that outlive the daemon (on purpose)
+	findmnt -rn -o TARGET | grep "^$SESS_DIR/" | xargs -r -n1 umount -l 2>/dev/null || true
 	rm -rf "$SESS_DIR"
 }
 at_exit cleanup_sessions
