@@ -172,6 +172,9 @@ struct hutch_exec_result {
 	/* A JSON object whose members are added to the result's JSON (session
 	 * calls: value, display, kernel_restarted, note), or NULL. Owned. */
 	char *extra_json;
+	/* The egress log (a JSON array: every connection attempt through the
+	 * network policy's proxy), or NULL for none. Owned. */
+	char *egress_json;
 };
 
 /* Streaming hooks: called from hutch_run as output arrives. Optional. */

@@ -69,7 +69,13 @@ struct hutch_cell_spec {
 	int control_fd;
 	/* stdin is a terminal (a pty slave): make it the controlling one */
 	bool tty;
+	/* Network policy allow: init makes a TCP listener on
+	 * 127.0.0.1:HUTCH_PROXY_PORT inside the cell's network namespace and
+	 * hands it over: spawn stores it here (-1 on failure). NULL: none. */
+	int *proxy_fd_out;
 };
+
+#define HUTCH_PROXY_PORT 3128
 
 struct hutch_cell {
 	pid_t pid;     /* init, in our pid namespace */
@@ -123,6 +129,7 @@ int hutch_ns_write_id_maps(pid_t pid, uid_t outer_uid, gid_t outer_gid, struct h
 int hutch_ns_set_identity(struct hutch_err *err);
 int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err *err);
 int hutch_net_loopback_up(struct hutch_err *err);
+int hutch_net_proxy_listen(struct hutch_err *err);
 int hutch_caps_drop_all(bool in_userns, struct hutch_err *err);
 int hutch_caps_keep_across_exec(struct hutch_err *err);
 int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *err);

@@ -10,6 +10,7 @@
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "sys/syscalls.h"
 #include "util/cleanup.h"
 #include "util/err.h"
+#include "util/fdpass.h"
 
 /*
  * hutch_cell_spawn: the one door into a cell. See cell.h for the shape.
@@ -39,6 +41,7 @@ struct pipes {
 	int go[2];
 	int report[2];
 	int status[2];
+	int proxy[2]; /* a socketpair: init -> supervisor, the proxy's listener */
 };
 
 _Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err)
@@ -206,6 +209,8 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	close(p->go[1]);
 	close(p->report[0]);
 	close(p->status[0]);
+	if (p->proxy[0] >= 0)
+		close(p->proxy[0]);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		hutch_cell_child_fail(p->report[1], "pdeathsig",
 				      (hutch_err_set(&err, errno, "prctl"), &err));
@@ -219,6 +224,19 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 		hutch_cell_child_fail(p->report[1], "uts", &err);
 	if (hutch_net_loopback_up(&err) < 0)
 		hutch_cell_child_fail(p->report[1], "network", &err);
+	if (spec->proxy_fd_out) {
+		/* the listener must be in the cell's network namespace, where only
+		 * we can make it: made here, handed out, never kept */
+		int lfd = hutch_net_proxy_listen(&err);
+		if (lfd < 0 || hutch_send_fds(p->proxy[1], "p", 1, &lfd, 1) < 0)
+			hutch_cell_child_fail(
+				p->report[1], "proxy",
+				lfd < 0 ? &err
+					: (hutch_err_set(&err, errno, "send listener"), &err));
+		close(lfd);
+	}
+	if (p->proxy[1] >= 0)
+		close(p->proxy[1]);
 	if (hutch_mount_build_root(spec, &err) < 0)
 		hutch_cell_child_fail(p->report[1], "rootfs", &err);
 	program = fork();
@@ -280,7 +298,7 @@ static unsigned long clone_flags(const struct hutch_cell_spec *spec)
 int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell,
 		     struct hutch_err *err)
 {
-	struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}};
+	struct pipes p = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
 	sigset_t all;
 	sigset_t old;
 	pid_t pid;
@@ -289,7 +307,9 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	memset(cell, 0, sizeof(*cell));
 	cell->pidfd = cell->report_fd = cell->status_fd = -1;
 	if (pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0 ||
-	    pipe2(p.status, O_CLOEXEC) < 0) {
+	    pipe2(p.status, O_CLOEXEC) < 0 ||
+	    (spec->proxy_fd_out &&
+	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p.proxy) < 0)) {
 		hutch_err_set(err, errno, "pipe");
 		goto out_close;
 	}
@@ -308,6 +328,9 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	close(p.report[1]);
 	close(p.status[1]);
 	p.go[0] = p.report[1] = p.status[1] = -1;
+	if (p.proxy[1] >= 0)
+		close(p.proxy[1]);
+	p.proxy[1] = -1;
 	cell->pidfd = pidfd_open(pid, 0);
 	if (cell->pidfd < 0) {
 		hutch_err_set(err, errno, "pidfd_open");
@@ -326,6 +349,16 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	close(p.go[1]);
 	cell->report_fd = p.report[0];
 	cell->status_fd = p.status[0];
+	if (spec->proxy_fd_out) {
+		/* EOF instead: init failed first; its report says why */
+		int nfds = 0;
+		char c;
+		*spec->proxy_fd_out = -1;
+		if (hutch_recv_fds(p.proxy[0], &c, 1, spec->proxy_fd_out, 1, &nfds) <= 0 ||
+		    nfds != 1)
+			*spec->proxy_fd_out = -1;
+		close_pair(p.proxy);
+	}
 	return 0;
 
 out_kill:
@@ -339,6 +372,7 @@ out_close:
 	close_pair(p.go);
 	close_pair(p.report);
 	close_pair(p.status);
+	close_pair(p.proxy);
 	return -1;
 }
 

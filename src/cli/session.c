@@ -29,7 +29,8 @@
 static const char usage[] =
 	"usage: hutch session new --lang python|node|bash [--memory SIZE] [--pids N]\n"
 	"                         [--disk SIZE] [--timeout DUR] [--idle-timeout DUR]\n"
-	"                         [--ttl DUR] [--env NAME=VALUE]...\n"
+	"                         [--ttl DUR] [--env NAME=VALUE]... [--net none|allow:LIST]\n"
+	"       hutch session net ID none|allow:LIST        (change a live session's policy)\n"
 	"       hutch session exec ID CODE|-   [--timeout DUR]  (the kernel's language)\n"
 	"       hutch session sh ID COMMAND    [--timeout DUR]  (bash -c in the session)\n"
 	"                         [--idle-output-timeout DUR] [--tty] [--background]\n"
@@ -216,6 +217,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 		{"tty", no_argument, NULL, 't'},
 		{"background", no_argument, NULL, 'b'},
 		{"close", no_argument, NULL, 'C'},
+		{"net", required_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -283,6 +285,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 			break;
 		case 'C':
 			o->close = true;
+			break;
+		case 'N':
+			json_object_set_new(o->req, "net", json_string(optarg));
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -569,6 +574,14 @@ static int build_op(const char *sub, struct opts *o, int argc, char **argv)
 			o->req, "op",
 			json_string(sub[0] == 'r' ? "snapshot.restore" : "snapshot.delete"));
 		json_object_set_new(o->req, "name", json_string(id));
+		return 0;
+	}
+	if (strcmp(sub, "net") == 0) { /* a new policy for a live session */
+		if (argc != 2)
+			return fail("%s", "net needs ID and a policy (none, allow:...)");
+		json_object_set_new(o->req, "op", json_string("session.net"));
+		json_object_set_new(o->req, "id", json_string(id));
+		json_object_set_new(o->req, "net", json_string(argv[1]));
 		return 0;
 	}
 	if (strcmp(sub, "snapshot") == 0) {

@@ -6,7 +6,9 @@
 
 #include "cell/cell.h"
 #include "run/engine.h"
+#include "run/netpolicy.h"
 #include "run/path.h"
+#include "run/proxy.h"
 #include "run/runner.h"
 
 /*
@@ -43,6 +45,8 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	const struct hutch_exec_request *req = c->req;
 	char **argv = hutch_runner_build_argv(req);
 	char **envp = hutch_runner_build_env(req);
+	struct hutch_net_policy policy;
+	int proxy_fd = -1;
 	size_t nfiles = 0;
 	struct hutch_file *files = hutch_runner_build_files(req, &nfiles);
 	char workdir[1100];
@@ -74,8 +78,22 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	if (req->workdir &&
 	    hutch_sandbox_path(req->workdir, workdir, sizeof(workdir), 1, NULL) == 0)
 		spec.workdir = workdir;
+	/* allow: a listener in the cell for the proxy, and the variables that
+	 * point every proxy-aware client at it */
+	if (hutch_net_policy_parse(req->net, &policy, err) < 0)
+		spec.seccomp = NULL;
+	else if (policy.mode == HUTCH_NET_ALLOW) {
+		spec.proxy_fd_out = &proxy_fd;
+		envp = hutch_proxy_env(envp);
+		spec.envp = envp;
+	}
 	if (spec.seccomp)
 		rc = hutch_cell_spawn(&spec, &c->cell, err);
+	if (rc == 0 && spec.proxy_fd_out && proxy_fd >= 0) {
+		c->slot = hutch_proxy_start(proxy_fd, &policy, c->res->id, err);
+		if (!c->slot)
+			rc = -1; /* the engine kills the cell */
+	}
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i].path);
 	free(files);
@@ -86,6 +104,13 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 
 static int release(struct hutch_engine *c, struct hutch_err *err)
 {
+	/* the program is gone: end its tunnels and keep what it tried */
+	if (c->slot) {
+		json_t *log = hutch_proxy_stop(c->slot);
+		c->slot = NULL;
+		c->res->egress_json = json_dumps(log, JSON_COMPACT);
+		json_decref(log);
+	}
 	return c->cg.version ? hutch_cgroup_destroy(&c->cg, err) : 0;
 }
 

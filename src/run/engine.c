@@ -52,6 +52,40 @@ static bool env_has(const struct hutch_exec_request *req, const char *name)
 
 /* Only what the request names, plus PATH, HOME, LANG and TMPDIR (which the
  * request may override). The host's environment never enters. */
+char **hutch_proxy_env(char **env)
+{
+	/* curl, pip, npm, git, urllib, requests and node's undici (with
+	 * NODE_USE_ENV_PROXY) read these; some only the lower-case ones */
+	static const char *const vars[] = {
+		"HTTP_PROXY=http://127.0.0.1:3128",
+		"HTTPS_PROXY=http://127.0.0.1:3128",
+		"ALL_PROXY=http://127.0.0.1:3128",
+		"http_proxy=http://127.0.0.1:3128",
+		"https_proxy=http://127.0.0.1:3128",
+		"all_proxy=http://127.0.0.1:3128",
+		"NO_PROXY=localhost,127.0.0.1,::1",
+		"no_proxy=localhost,127.0.0.1,::1",
+		"NODE_USE_ENV_PROXY=1",
+	};
+	size_t n = 0;
+	size_t nvars = sizeof(vars) / sizeof(vars[0]);
+
+	while (env[n])
+		n++;
+	env = hutch_xrealloc(env, (n + nvars + 1) * sizeof(char *));
+	for (size_t i = 0; i < nvars; i++) {
+		/* the request's own value wins (it may point somewhere allowed) */
+		size_t klen = (size_t)(strchr(vars[i], '=') - vars[i]) + 1;
+		bool set = false;
+		for (size_t j = 0; j < n && !set; j++)
+			set = strncmp(env[j], vars[i], klen) == 0;
+		if (!set)
+			env[n++] = hutch_xstrdup(vars[i]);
+	}
+	env[n] = NULL;
+	return env;
+}
+
 char **hutch_runner_build_env(const struct hutch_exec_request *req)
 {
 	static const char *const defaults[][2] = {{"PATH", default_path},

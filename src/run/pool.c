@@ -444,8 +444,11 @@ bool hutch_pool_can_serve(const struct hutch_pool *p, const struct hutch_exec_re
 {
 	/* A cell's writable layer is made (and locked down) before the request
 	 * comes: only the size it was made with can be served from the pool. */
+	/* and only with no network: a cell's network namespace is made empty
+	 * before the request comes (allow: needs a proxy socket in it) */
 	return p && req->limits.disk_bytes == POOL_DISK &&
-	       (!req->template_name || strcmp(req->template_name, "host") == 0);
+	       (!req->template_name || strcmp(req->template_name, "host") == 0) &&
+	       (!req->net || strcmp(req->net, "none") == 0);
 }
 
 void hutch_pool_get_stats(struct hutch_pool *p, struct hutch_pool_stats *st)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "run/lang.h"
+#include "run/netpolicy.h"
 #include "run/path.h"
 #include "util/err.h"
 #include "util/mem.h"
@@ -275,10 +276,9 @@ int hutch_request_validate(const struct hutch_exec_request *req, struct hutch_er
 	if (req->template_name && strcmp(req->template_name, "host") != 0)
 		return hutch_err_setx(err, EINVAL, "template '%s' does not exist (known: host)",
 				      req->template_name);
-	if (req->net && strcmp(req->net, "none") != 0)
-		return hutch_err_setx(err, EINVAL,
-				      "network policy '%s' is not supported yet (only 'none')",
-				      req->net);
+	struct hutch_net_policy policy;
+	if (hutch_net_policy_parse(req->net, &policy, err) < 0)
+		return -1;
 	if (req->stdin_len > HUTCH_MAX_STDIN)
 		return hutch_err_setx(err, EFBIG, "stdin is %zu bytes; the limit is %llu",
 				      req->stdin_len, (unsigned long long)HUTCH_MAX_STDIN);

@@ -204,7 +204,10 @@ char *hutch_result_to_json(const struct hutch_exec_result *res)
 				      (json_int_t)res->timings.run_us, "teardown_us",
 				      (json_int_t)res->timings.teardown_us));
 	json_object_set_new(o, "limits", limits_json(res));
-	json_object_set_new(o, "egress", json_array());
+	json_t *egress = res->egress_json ? json_loads(res->egress_json, 0, NULL) : NULL;
+	json_object_set_new(o, "egress", json_is_array(egress) ? egress : json_array());
+	if (egress && !json_is_array(egress))
+		json_decref(egress);
 	put_errors(o, res);
 	json_object_set_new(o, "labels", labels_json(res));
 	if (res->extra_json) {
@@ -226,6 +229,7 @@ void hutch_result_release(struct hutch_exec_result *res)
 	free(res->error_message);
 	free(res->error_traceback);
 	free(res->extra_json);
+	free(res->egress_json);
 	for (size_t i = 0; i < res->nlabels; i++)
 		free(res->labels[i]);
 	free(res->labels);

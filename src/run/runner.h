@@ -11,5 +11,8 @@ char **hutch_runner_build_argv(const struct hutch_exec_request *req);
 /* Array of files with absolute sandbox paths (owned) and borrowed data. */
 struct hutch_file *hutch_runner_build_files(const struct hutch_exec_request *req, size_t *count);
 void hutch_runner_free_strv(char **v);
+/* env plus the variables that send proxy-aware clients to the egress proxy
+ * (HTTP_PROXY and friends, both cases; NO_PROXY for loopback). Takes env. */
+char **hutch_proxy_env(char **env);
 
 #endif

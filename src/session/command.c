@@ -16,6 +16,7 @@
 #include "cell/seccomp.h"
 #include "run/engine.h"
 #include "run/path.h"
+#include "run/proxy.h"
 #include "run/runner.h"
 #include "session/session.h"
 #include "util/err.h"
@@ -244,6 +245,12 @@ int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *re
 		.data = &cmd,
 	};
 	int rc = hutch_engine_run(&ops, req, hooks, res, err);
+
+	if (rc == 0 && s->proxy) { /* what it tried through the session's proxy */
+		json_t *egress = hutch_proxy_log_since(s->proxy, &s->egress_mark);
+		res->egress_json = json_dumps(egress, JSON_COMPACT);
+		json_decref(egress);
+	}
 
 	/* whatever the command left in its process group ends with it */
 	if (cmd.program > 0)

@@ -11,6 +11,8 @@
 
 #include "cell/seccomp.h"
 #include "run/capture.h"
+#include "run/netpolicy.h"
+#include "run/proxy.h"
 #include "run/runner.h"
 #include "session/session.h"
 #include "util/err.h"
@@ -262,6 +264,8 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 			   "import sys; exec(compile(sys.stdin.read(), '<hutch-kernel>', 'exec'))",
 			   NULL};
 	char **envp = hutch_runner_build_env(&s->conf);
+	struct hutch_net_policy policy;
+	int proxy_fd = -1;
 	const struct hutch_limits *l = &s->conf.limits;
 	int rc = -1;
 
@@ -304,8 +308,12 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		.has_control_fd = true,
 		.control_fd = sp[1],
 	};
-	if (!spec.seccomp)
+	if (!spec.seccomp || hutch_net_policy_parse(s->conf.net, &policy, err) < 0)
 		goto out;
+	if (policy.mode == HUTCH_NET_ALLOW) {
+		spec.proxy_fd_out = &proxy_fd;
+		spec.envp = envp = hutch_proxy_env(envp);
+	}
 	struct spawn_job job = {s, &spec, err, -1};
 	hutch_session_on_spawner(spawn_on_spawner, &job);
 	if (job.rc < 0)
@@ -317,6 +325,15 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		goto out;
 	}
 	s->kernel_pid = 0;
+	if (proxy_fd >= 0) {
+		s->proxy = hutch_proxy_start(proxy_fd, &policy, s->id, err);
+		s->egress_mark = 0;
+		if (!s->proxy) {
+			hutch_cell_kill(&s->cell);
+			hutch_cell_reap(&s->cell, NULL);
+			goto out;
+		}
+	}
 	s->ctl = sp[0];
 	s->out = outp[0];
 	s->err = errp[0];
@@ -356,6 +373,8 @@ void hutch_kernel_stop(struct hutch_session *s)
 	}
 	close_fd(&s->ctl);
 	s->kernel_pid = 0;
+	json_decref(hutch_proxy_stop(s->proxy)); /* NULL: nothing to stop */
+	s->proxy = NULL;
 	close_fd(&s->out);
 	close_fd(&s->err);
 	hutch_buf_release(&s->inbuf);
@@ -603,6 +622,11 @@ int hutch_kernel_exec(struct hutch_session *s, const char *code, uint64_t timeou
 	hutch_capture_release(&c.out);
 	hutch_capture_release(&c.err);
 	json_object_set_new(extra, "display", c.displays);
+	if (s->proxy) {
+		json_t *egress = hutch_proxy_log_since(s->proxy, &s->egress_mark);
+		res->egress_json = json_dumps(egress, JSON_COMPACT);
+		json_decref(egress);
+	}
 	res->extra_json = json_dumps(extra, JSON_COMPACT);
 	json_decref(extra);
 	json_decref(c.done);

@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "run/netpolicy.h"
+#include "run/proxy.h"
 #include "session/files.h"
 #include "session/session.h"
 #include "util/err.h"
@@ -93,8 +95,8 @@ static int get_ms(json_t *req, const char *key, uint64_t *out, struct hutch_err 
 
 static char *op_new(struct hutch_sessions *m, json_t *req, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",     "language",	"limits", "env",
-					   "labels", "idle_timeout_ms", "ttl_ms", NULL};
+	static const char *const keys[] = {"op",  "language",	     "limits", "env", "labels",
+					   "net", "idle_timeout_ms", "ttl_ms", NULL};
 	struct hutch_exec_request conf;
 	uint64_t idle = 0;
 	uint64_t ttl = 0;
@@ -349,6 +351,33 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
 	return rc == 0 ? ok_json(json_pack("{s:b}", "ok", 1)) : NULL;
 }
 
+/* session.net: a new allowlist for a live session (its proxy keeps
+ * running; open connections stay). "none" denies everything from now on. */
+static char *op_net(struct hutch_session *s, json_t *req, struct hutch_err *err)
+{
+	static const char *const keys[] = {"op", "id", "net", NULL};
+	struct hutch_net_policy policy;
+	const char *net;
+
+	if (check_keys(req, keys, err) < 0 || need_str(req, "net", &net, err) < 0 ||
+	    hutch_net_policy_parse(net, &policy, err) < 0)
+		return NULL;
+	if (!s->proxy && policy.mode == HUTCH_NET_ALLOW)
+		return hutch_err_setx(err, ENOTSUP,
+				      "this session was created with net none: it has no proxy to "
+				      "allow through (create it with --net allow:...)"),
+		       NULL;
+	if (s->proxy) {
+		policy.mode = HUTCH_NET_ALLOW; /* none: an empty allowlist */
+		hutch_proxy_set_policy(s->proxy, &policy);
+	}
+	free(s->conf.net);
+	s->conf.net = hutch_xstrdup(net);
+	if (hutch_session_save_meta(s, err) < 0)
+		return NULL;
+	return ok_json(json_pack("{s:s}", "net", net));
+}
+
 static char *op_pause(struct hutch_session *s, bool pause, struct hutch_err *err)
 {
 	uint64_t t0 = hutch_now_us();
@@ -538,8 +567,11 @@ static char *on_session(struct hutch_sessions *m, const char *op, json_t *req,
 		out = op_sh(s, req, hooks, err);
 	else if (strcmp(op, "session.files") == 0)
 		out = op_files(s, req, err);
-	else if (strcmp(op, "session.snapshot") != 0 && check_keys(req, id_only, err) < 0)
+	else if (strcmp(op, "session.snapshot") != 0 && strcmp(op, "session.net") != 0 &&
+		 check_keys(req, id_only, err) < 0)
 		out = NULL;
+	else if (strcmp(op, "session.net") == 0)
+		out = op_net(s, req, err);
 	else if (strcmp(op, "session.commands") == 0)
 		out = ok_json(json_pack("{s:o}", "commands", hutch_cmd_list(s)));
 	else if (strcmp(op, "session.info") == 0)

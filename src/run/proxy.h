@@ -1,0 +1,33 @@
+/* The egress proxy of network policy allow: (docs/network.md). One per
+ * execution, on a listener that lives in the cell's network namespace; it
+ * enforces the allowlist, resolves each name once, refuses private and
+ * special addresses, checks TLS SNI against the CONNECT host, caps
+ * connections and bytes, and records every attempt. */
+#ifndef HUTCH_RUN_PROXY_H
+#define HUTCH_RUN_PROXY_H
+
+#include <jansson.h>
+#include <sys/socket.h>
+
+#include "hutch.h"
+#include "run/netpolicy.h"
+
+struct hutch_proxy;
+
+/* Serve on listen_fd (taken over) until stopped. NULL with err on failure. */
+struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_policy *policy,
+				      const char *exec_id, struct hutch_err *err);
+/* Close the listener and every tunnel, wait for them, free; returns the
+ * egress log, a JSON array of attempts (caller owns). NULL p: []. */
+json_t *hutch_proxy_stop(struct hutch_proxy *p);
+
+/* Replace the allowlist (a session's policy changed); open tunnels stay. */
+void hutch_proxy_set_policy(struct hutch_proxy *p, const struct hutch_net_policy *policy);
+/* The log entries recorded since *mark (a copy), and move the mark. */
+json_t *hutch_proxy_log_since(struct hutch_proxy *p, size_t *mark);
+
+/* Why a destination address may not be reached unless listed as an IP
+ * ("loopback", "private", ...), or NULL. sa is AF_INET or AF_INET6. */
+const char *hutch_proxy_forbidden(const struct sockaddr *sa);
+
+#endif
