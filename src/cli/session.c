@@ -287,7 +287,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 			o->close = true;
 			break;
 		case 'N':
-			json_object_set_new(o->req, "net", json_string(optarg));
+			json_object_set_new(o->req, "network", json_string(optarg));
 			break;
 		case 'h':
 			fputs(usage, stdout);
@@ -581,7 +581,7 @@ static int build_op(const char *sub, struct opts *o, int argc, char **argv)
 			return fail("%s", "net needs ID and a policy (none, allow:...)");
 		json_object_set_new(o->req, "op", json_string("session.net"));
 		json_object_set_new(o->req, "id", json_string(id));
-		json_object_set_new(o->req, "net", json_string(argv[1]));
+		json_object_set_new(o->req, "network", json_string(argv[1]));
 		return 0;
 	}
 	if (strcmp(sub, "snapshot") == 0) {

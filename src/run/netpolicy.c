@@ -78,12 +78,14 @@ static int parse_rule(const char *entry, struct hutch_net_rule *r, struct hutch_
 
 	memset(r, 0, sizeof(*r));
 	if (n == 0 || n >= sizeof(host))
-		return hutch_err_setx(err, EINVAL, "net: entry '%.80s' is empty or too long", entry);
+		return hutch_err_setx(err, EINVAL, "net: entry '%.80s' is empty or too long",
+				      entry);
 	memcpy(host, entry, n + 1);
 	if (host[0] == '[') { /* [v6]:port */
 		char *close = strchr(host, ']');
 		if (!close || (close[1] && close[1] != ':'))
-			return hutch_err_setx(err, EINVAL, "net: '%.80s' is not [IPv6]:port", entry);
+			return hutch_err_setx(err, EINVAL, "net: '%.80s' is not [IPv6]:port",
+					      entry);
 		*close = '\0';
 		port = close[1] == ':' ? close + 2 : NULL;
 		memmove(host, host + 1, strlen(host + 1) + 1);
@@ -105,10 +107,11 @@ static int parse_rule(const char *entry, struct hutch_net_rule *r, struct hutch_
 		memmove(host, host + 2, strlen(host + 2) + 1);
 	}
 	if (!valid_name(host) || !strchr(host, '.'))
-		return hutch_err_setx(err, EINVAL,
-				      "net: '%.80s' is not a domain (name.tld or *.name.tld), an IP "
-				      "or [IPv6], with an optional :port",
-				      entry);
+		return hutch_err_setx(
+			err, EINVAL,
+			"net: '%.80s' is not a domain (name.tld or *.name.tld), an IP "
+			"or [IPv6], with an optional :port",
+			entry);
 	snprintf(r->name, sizeof(r->name), "%s", host);
 	return 0;
 }
@@ -123,7 +126,8 @@ int hutch_net_policy_parse(const char *text, struct hutch_net_policy *p, struct 
 		return 0;
 	if (strncmp(text, "allow:", 6) != 0)
 		return hutch_err_setx(err, EINVAL,
-				      "net: '%.80s' is not a policy (none, or allow:DOMAIN,...)", text);
+				      "net: '%.80s' is not a policy (none, or allow:DOMAIN,...)",
+				      text);
 	p->mode = HUTCH_NET_ALLOW;
 	list = text + 6;
 	while (*list) {

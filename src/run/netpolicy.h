@@ -10,7 +10,7 @@
 #include "hutch.h"
 
 #define HUTCH_NET_MAX_RULES 64
-#define HUTCH_NET_NAME_MAX 253
+#define HUTCH_NET_NAME_MAX  253
 
 enum hutch_net_mode { HUTCH_NET_NONE, HUTCH_NET_ALLOW };
 

@@ -36,13 +36,13 @@
  * to names, that the TLS ClientHello names the same host (no fronting).
  */
 
-#define HEAD_MAX 16384	       /* request line and headers */
-#define CLIENT_TIMEOUT_MS 10000 /* for the request head and the ClientHello */
+#define HEAD_MAX	   16384 /* request line and headers */
+#define CLIENT_TIMEOUT_MS  10000 /* for the request head and the ClientHello */
 #define CONNECT_TIMEOUT_MS 5000
-#define MAX_CONNS 256		   /* per execution */
-#define MAX_BYTES_OUT (256ull << 20) /* per execution, client to servers */
-#define MAX_BYTES_IN (1ull << 30)    /* per execution, servers to client */
-#define MAX_NAMES 64		   /* resolved names kept per execution */
+#define MAX_CONNS	   256		  /* per execution */
+#define MAX_BYTES_OUT	   (256ull << 20) /* per execution, client to servers */
+#define MAX_BYTES_IN	   (1ull << 30)	  /* per execution, servers to client */
+#define MAX_NAMES	   64		  /* resolved names kept per execution */
 
 struct resolved {
 	char host[HUTCH_NET_NAME_MAX + 1];
@@ -69,6 +69,8 @@ struct hutch_proxy {
 	json_t *log;
 	struct conn *conns;
 	int nconns;
+	int active;	      /* connections not yet recorded */
+	pthread_cond_t quiet; /* active fell to 0 */
 	uint64_t bytes_out;
 	uint64_t bytes_in;
 	struct resolved names[MAX_NAMES];
@@ -91,11 +93,15 @@ static const char *forbidden_v4(uint32_t a)
 		int bits;
 		const char *why;
 	} ranges[] = {
-		{0x00000000, 8, "unspecified"},	 {0x7f000000, 8, "loopback"},
-		{0x0a000000, 8, "private"},	 {0xac100000, 12, "private"},
-		{0xc0a80000, 16, "private"},	 {0x64400000, 10, "shared (CGNAT)"},
+		{0x00000000, 8, "unspecified"},
+		{0x7f000000, 8, "loopback"},
+		{0x0a000000, 8, "private"},
+		{0xac100000, 12, "private"},
+		{0xc0a80000, 16, "private"},
+		{0x64400000, 10, "shared (CGNAT)"},
 		{0xa9fe0000, 16, "link-local (cloud metadata)"},
-		{0xe0000000, 4, "multicast"},	 {0xf0000000, 4, "reserved"},
+		{0xe0000000, 4, "multicast"},
+		{0xf0000000, 4, "reserved"},
 	};
 
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
@@ -227,15 +233,19 @@ static void deny(struct attempt *a, int client, int status, const char *fmt, ...
 	va_end(ap);
 	if (!a->verdict)
 		a->verdict = "denied";
+	record(a); /* before the answer: a client that exits on it finds it logged */
 	if (status) {
-		int n = snprintf(msg, sizeof(msg),
-				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
-				 "hutch: %s:%u: %s\n",
-				 status, status == 403 ? "Forbidden" : "Bad Gateway", a->host, a->port,
-				 a->reason);
+		int n = snprintf(
+			msg, sizeof(msg),
+			"HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n"
+			"hutch: %s:%u: %s\n",
+			status,
+			status == 403	? "Forbidden"
+			: status == 400 ? "Bad Request"
+					: "Bad Gateway",
+			a->host, a->port, a->reason);
 		(void)!send(client, msg, (size_t)n, MSG_NOSIGNAL);
 	}
-	record(a);
 }
 
 /* --- the client's side --- */
@@ -319,7 +329,7 @@ static bool split_authority(const char *auth, size_t n, char *host, size_t size,
 struct request {
 	bool connect;
 	char method[16];
-	char path[2048]; /* origin-form, for plain HTTP */
+	char path[2048];  /* origin-form, for plain HTTP */
 	const char *rest; /* after the request line */
 };
 
@@ -523,8 +533,8 @@ static ssize_t check_tls(struct attempt *a, int client, char *buf, size_t size)
 	size_t got = 0;
 	char sni[HUTCH_NET_NAME_MAX + 1];
 	struct in6_addr tmp;
-	bool host_is_ip = inet_pton(AF_INET, a->host, &tmp) == 1 ||
-			  inet_pton(AF_INET6, a->host, &tmp) == 1;
+	bool host_is_ip =
+		inet_pton(AF_INET, a->host, &tmp) == 1 || inet_pton(AF_INET6, a->host, &tmp) == 1;
 
 	for (;;) {
 		uint64_t now = hutch_now_us();
@@ -573,7 +583,8 @@ static bool forward_http(const struct request *r, const char *head, size_t head_
 		if (!eol || eol == line)
 			break;
 		size_t ln = (size_t)(eol - line);
-		if (strncasecmp(line, "proxy-", 6) != 0 && strncasecmp(line, "connection:", 11) != 0) {
+		if (strncasecmp(line, "proxy-", 6) != 0 &&
+		    strncasecmp(line, "connection:", 11) != 0) {
 			memcpy(out + n, line, ln);
 			n += ln;
 			memcpy(out + n, "\r\n", 2);
@@ -609,7 +620,8 @@ static void handle(struct conn *c)
 	if (!parse_request_line(buf, &r, &a)) {
 		if (!a.host[0])
 			snprintf(a.host, sizeof(a.host), "?");
-		deny(&a, c->client, 400, "not a proxy request (CONNECT host:port, or a full http:// URL)");
+		deny(&a, c->client, 400,
+		     "not a proxy request (CONNECT host:port, or a full http:// URL)");
 		goto out;
 	}
 	pthread_mutex_lock(&p->mu);
@@ -652,7 +664,14 @@ out:
 
 static void *conn_main(void *arg)
 {
-	handle(arg);
+	struct conn *c = arg;
+	struct hutch_proxy *p = c->p;
+
+	handle(c);
+	pthread_mutex_lock(&p->mu);
+	if (--p->active == 0)
+		pthread_cond_broadcast(&p->quiet);
+	pthread_mutex_unlock(&p->mu);
 	return NULL;
 }
 
@@ -675,7 +694,8 @@ static void *acceptor_main(void *arg)
 		bool over = p->nconns >= MAX_CONNS;
 		pthread_mutex_unlock(&p->mu);
 		if (over) {
-			struct attempt a = {.p = p, .t0 = hutch_now_us(), .verdict = "rate_limited"};
+			struct attempt a = {
+				.p = p, .t0 = hutch_now_us(), .verdict = "rate_limited"};
 			snprintf(a.protocol, sizeof(a.protocol), "http");
 			snprintf(a.host, sizeof(a.host), "?");
 			deny(&a, fd, 0, "more than %d connections in one execution", MAX_CONNS);
@@ -685,7 +705,13 @@ static void *acceptor_main(void *arg)
 		struct conn *c = hutch_xcalloc(1, sizeof(*c));
 		c->p = p;
 		c->client = fd;
+		pthread_mutex_lock(&p->mu);
+		p->active++;
+		pthread_mutex_unlock(&p->mu);
 		if (pthread_create(&c->thread, NULL, conn_main, c) != 0) {
+			pthread_mutex_lock(&p->mu);
+			p->active--;
+			pthread_mutex_unlock(&p->mu);
 			close(fd);
 			free(c);
 			continue;
@@ -708,6 +734,7 @@ struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_poli
 	snprintf(p->exec_id, sizeof(p->exec_id), "%s", exec_id);
 	p->log = json_array();
 	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->quiet, NULL);
 	if (pipe2(p->stop, O_CLOEXEC) < 0) {
 		hutch_err_set(err, errno, "proxy stop pipe");
 		goto fail;
@@ -746,6 +773,7 @@ json_t *hutch_proxy_stop(struct hutch_proxy *p)
 	close(p->stop[1]);
 	log = p->log;
 	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->quiet);
 	free(p);
 	return log;
 }
@@ -760,10 +788,22 @@ void hutch_proxy_set_policy(struct hutch_proxy *p, const struct hutch_net_policy
 json_t *hutch_proxy_log_since(struct hutch_proxy *p, size_t *mark)
 {
 	json_t *a = json_array();
+	struct timespec until;
 
 	if (!p)
 		return a;
+	/* a connection the program just closed may still be on its way to the
+	 * log: give the proxy a moment (not forever: a background job may keep
+	 * a tunnel open for hours) */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_nsec += 200 * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
 	pthread_mutex_lock(&p->mu);
+	while (p->active > 0 && pthread_cond_timedwait(&p->quiet, &p->mu, &until) == 0)
+		;
 	for (size_t i = *mark; i < json_array_size(p->log); i++)
 		json_array_append_new(a, json_deep_copy(json_array_get(p->log, i)));
 	*mark = json_array_size(p->log);

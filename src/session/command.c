@@ -154,6 +154,9 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	char **argv = hutch_runner_build_argv(c->req);
 	char **envp = hutch_runner_build_env(c->req);
 	char workdir[1100] = HUTCH_WORKSPACE;
+
+	if (s->proxy) /* the session's way out, as for its kernel */
+		envp = hutch_proxy_env(envp);
 	const struct hutch_limits *l = &c->req->limits;
 
 	if (c->req->workdir &&

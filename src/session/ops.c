@@ -95,8 +95,8 @@ static int get_ms(json_t *req, const char *key, uint64_t *out, struct hutch_err 
 
 static char *op_new(struct hutch_sessions *m, json_t *req, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",  "language",	     "limits", "env", "labels",
-					   "net", "idle_timeout_ms", "ttl_ms", NULL};
+	static const char *const keys[] = {"op",      "language",	 "limits", "env", "labels",
+					   "network", "idle_timeout_ms", "ttl_ms", NULL};
 	struct hutch_exec_request conf;
 	uint64_t idle = 0;
 	uint64_t ttl = 0;
@@ -355,11 +355,11 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
  * running; open connections stay). "none" denies everything from now on. */
 static char *op_net(struct hutch_session *s, json_t *req, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op", "id", "net", NULL};
+	static const char *const keys[] = {"op", "id", "network", NULL};
 	struct hutch_net_policy policy;
 	const char *net;
 
-	if (check_keys(req, keys, err) < 0 || need_str(req, "net", &net, err) < 0 ||
+	if (check_keys(req, keys, err) < 0 || need_str(req, "network", &net, err) < 0 ||
 	    hutch_net_policy_parse(net, &policy, err) < 0)
 		return NULL;
 	if (!s->proxy && policy.mode == HUTCH_NET_ALLOW)
@@ -375,7 +375,7 @@ static char *op_net(struct hutch_session *s, json_t *req, struct hutch_err *err)
 	s->conf.net = hutch_xstrdup(net);
 	if (hutch_session_save_meta(s, err) < 0)
 		return NULL;
-	return ok_json(json_pack("{s:s}", "net", net));
+	return ok_json(json_pack("{s:s}", "network", net));
 }
 
 static char *op_pause(struct hutch_session *s, bool pause, struct hutch_err *err)

@@ -339,25 +339,40 @@ static void test_sni_upper_case_lowered(void)
 	ASSERT_STREQ(name, "example.com");
 }
 
+/* A 300-byte name, in labels of 49 */
+static void build_long_hello(struct msg *m, char *want)
+{
+	memset(want, 'a', 300);
+	for (int i = 49; i < 300; i += 50)
+		want[i] = '.';
+	want[300] = '\0';
+	build_sni_hello(m, want, 300);
+}
+
 static void test_sni_long_name(void)
+{
+	struct msg m;
+	char want[301];
+	char name[64];
+
+	build_long_hello(&m, want);
+	ASSERT_EQ(hutch_tls_sni(m.b, m.n, name, sizeof(name)), -1);
+	ASSERT_STREQ(name, "");
+	ASSERT_EQ(hutch_tls_sni(m.b, m.n, NULL, 0), -1);
+}
+
+static void test_sni_name_size_boundary(void)
 {
 	struct msg m;
 	char want[301];
 	char name[512];
 
-	memset(want, 'a', 300);
-	for (int i = 50; i < 300; i += 50)
-		want[i] = '.';
-	want[300] = '\0';
-	build_sni_hello(&m, want, 300);
-	ASSERT_EQ(hutch_tls_sni(m.b, m.n, name, 64), -1);
-	ASSERT_STREQ(name, "");
+	build_long_hello(&m, want);
 	ASSERT_EQ(hutch_tls_sni(m.b, m.n, name, 300), -1);
 	ASSERT_EQ(hutch_tls_sni(m.b, m.n, name, 301), 1);
 	ASSERT_STREQ(name, want);
 	ASSERT_EQ(hutch_tls_sni(m.b, m.n, name, sizeof(name)), 1);
 	ASSERT_STREQ(name, want);
-	ASSERT_EQ(hutch_tls_sni(m.b, m.n, NULL, 0), -1);
 }
 
 static void test_sni_bad_bytes(void)
@@ -448,6 +463,7 @@ static const struct tap_case cases[] = {
 	TAP_CASE(test_sni_rejected_early),
 	TAP_CASE(test_sni_upper_case_lowered),
 	TAP_CASE(test_sni_long_name),
+	TAP_CASE(test_sni_name_size_boundary),
 	TAP_CASE(test_sni_bad_bytes),
 	TAP_CASE(test_sni_ambiguous),
 	TAP_CASE(test_sni_hello_longer_than_record),

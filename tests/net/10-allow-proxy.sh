@@ -1,0 +1,122 @@
+#!/bin/bash
+# Network policy allow: from the attacker's side, against a small internet
+# of our own (tests/net/fake-internet.bash: a namespace with HTTP, HTTPS and
+# echo servers at TEST-NET addresses, and names for them in /etc/hosts).
+# Allowed names work through the proxy (curl and Python); everything else is
+# denied and logged: other names, the IP of an allowed server, names that
+# resolve to loopback, metadata or private addresses, a mismatched SNI, raw
+# sockets; the proxy survives malformed and slow clients; two runs at once
+# each get their own log. Runs as root and (HUTCH_AS) rootless.
+. "$(dirname "$0")/../lib.sh"
+need_root
+. "$(dirname "$0")/fake-internet.bash"
+plan 24
+internet_up
+
+# run_net POLICY CMD: `hutch run --json --net POLICY -- sh -c CMD`
+run_net() { hjson --cold --net "$1" -- sh -c "$2"; }
+# egress FIELD INDEX < result: one field of one egress entry
+egress() { "$PY" -c 'import json,sys; e=json.load(sys.stdin)["egress"]; i=int(sys.argv[2]); print(e[i].get(sys.argv[1]) if len(e) > i else "none")' "$1" "$2"; }
+nentries() { "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["egress"]))'; }
+
+out=$(run_net allow:allowed.hutch.test 'curl -sS -m 10 http://allowed.hutch.test/')
+like "$(jget stdout <<<"$out")" "hello from allowed.hutch.test" "an allowed name works over plain HTTP (curl)"
+is "$(egress verdict 0 <<<"$out")" "allowed" "and is logged as allowed"
+is "$(egress address 0 <<<"$out")" "$INET_IP" "with the address the proxy connected to"
+like "$(egress bytes_in 0 <<<"$out")" '^[1-9][0-9]*$' "and the bytes that came back"
+
+cert=$(mktemp /tmp/hutch-net-cert.XXXXXX)
+cp "$INET_DIR/cert.pem" "$cert"
+chmod 644 "$cert"
+at_exit 'rm -f "$cert"'
+out=$(hjson --cold --net allow:allowed.hutch.test --file "$cert:cert.pem" -- \
+	sh -c 'curl -sS -m 10 --cacert /workspace/cert.pem https://allowed.hutch.test/')
+like "$(jget stdout <<<"$out")" "hello from allowed.hutch.test" "an allowed name works over HTTPS (CONNECT, TLS through the tunnel)"
+is "$(egress protocol 0 <<<"$out")" "https" "logged as https"
+
+out=$(run_net allow:allowed.hutch.test "$PY -c 'import ssl, urllib.request as u; c = ssl._create_unverified_context(); print(u.urlopen(\"https://allowed.hutch.test/\", context=c).read().decode())'")
+like "$(jget stdout <<<"$out")" "hello from allowed.hutch.test" "Python's urllib uses the proxy too"
+
+out=$(run_net allow:allowed.hutch.test 'curl -sS -m 10 http://other.hutch.test/; echo; curl -sS -m 10 -o /dev/null -w "%{http_code}" https://other.hutch.test/ || true')
+like "$(jget stdout <<<"$out")" "other.hutch.test:80: not in the allowlist" "a name not listed is refused, with the reason"
+is "$(egress verdict 0 <<<"$out")/$(egress verdict 1 <<<"$out")" "denied/denied" "both attempts are logged as denied"
+
+out=$(run_net allow:allowed.hutch.test "curl -sS -m 10 http://$INET_IP/")
+is "$(egress verdict 0 <<<"$out")" "denied" "the IP of an allowed server, not listed, is denied"
+
+out=$(run_net 'allow:loop.hutch.test,meta.hutch.test,private.hutch.test' 'for h in loop meta private; do curl -sS -m 10 http://$h.hutch.test/; echo; done')
+is "$(egress verdict 0 <<<"$out")/$(egress verdict 1 <<<"$out")/$(egress verdict 2 <<<"$out")" "denied/denied/denied" "names resolving to loopback, metadata and private addresses are denied"
+like "$(egress reason 1 <<<"$out")" "link-local" "the reason names the range"
+
+# a ClientHello for another name than the CONNECT host (domain fronting)
+front=$(cat <<PYEOF
+import socket, ssl
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.hutch.test:443 HTTP/1.1\r\nHost: allowed.hutch.test\r\n\r\n")
+print(s.recv(100).split(b"\r\n")[0].decode())
+c = ssl._create_unverified_context()
+try:
+    t = c.wrap_socket(s, server_hostname="other.hutch.test")
+    print("handshake done")
+except Exception as e:
+    print("refused:", type(e).__name__)
+PYEOF
+)
+out=$(hjson --cold --net allow:allowed.hutch.test -- "$PY" -c "$front")
+like "$(jget stdout <<<"$out")" "refused" "a TLS ClientHello for another name is cut off (no domain fronting)"
+like "$(egress reason 0 <<<"$out")" "SNI 'other.hutch.test' does not match" "and logged with both names"
+
+# programs that ignore the proxy get nothing, fast
+out=$(run_net allow:allowed.hutch.test "$PY -c 'import socket,time; t=time.time()
+try:
+    socket.create_connection((\"$INET_IP\", 7), timeout=5); print(\"connected\")
+except OSError as e: print(type(e).__name__, round(time.time()-t, 2))'")
+like "$(jget stdout <<<"$out")" "^OSError 0\.[0-9]+|^OSError 0$|Unreachable" "a raw socket past the proxy fails at once"
+out=$(hjson --cold -- "$PY" -c "import socket
+try:
+    socket.create_connection((\"$INET_IP\", 80), timeout=5); print('connected')
+except OSError as e: print('failed', e.errno)")
+like "$(jget stdout <<<"$out")" "^failed" "under none, nothing leaves either"
+
+# the proxy against clumsy and hostile clients
+bad=$(cat <<'PYEOF'
+import socket, time
+def ask(data, wait=5):
+    s = socket.create_connection(("127.0.0.1", 3128)); s.settimeout(wait)
+    s.sendall(data)
+    try: r = s.recv(200)
+    except Exception: r = b"(timeout)"
+    s.close(); return r.split(b"\r\n")[0].decode(errors="replace") or "(closed)"
+print(ask(b"CONNECT\r\n\r\n"))
+print(ask(b"GARBAGE / HTTP/9.9\r\n\r\n"))
+print(ask(b"GET / HTTP/1.1\r\nHost: allowed.hutch.test\r\n" + b"X: " + b"a" * 20000 + b"\r\n\r\n"))
+s = socket.create_connection(("127.0.0.1", 3128)); s.sendall(b"GET http://allowed"); time.sleep(0.5); s.close()
+print(ask(b"GET http://allowed.hutch.test/ HTTP/1.1\r\nHost: allowed.hutch.test\r\n\r\n"))
+PYEOF
+)
+out=$(hjson --cold --net allow:allowed.hutch.test -- "$PY" -c "$bad")
+stdout=$(jget stdout <<<"$out")
+like "$stdout" "^HTTP/1.1 400" "a CONNECT without a target gets 400"
+like "$(sed -n 2p <<<"$stdout")" "400" "a request that is not a proxy request gets 400"
+like "$(sed -n 3p <<<"$stdout")" "400|closed" "a 20 KB header is refused"
+like "$(sed -n 4p <<<"$stdout")" "200" "and after all that, the proxy still serves"
+
+# two runs at once: each log has only its own attempts
+SESS_TMP=$(mktemp -d)
+at_exit 'rm -rf "$SESS_TMP"'
+hjson --cold --net allow:allowed.hutch.test -- sh -c 'for i in 1 2 3; do curl -sS -m 10 http://allowed.hutch.test/a$i >/dev/null; done' >"$SESS_TMP/a.json" &
+hjson --cold --net allow:other.hutch.test -- sh -c 'for i in 1 2; do curl -sS -m 10 http://other.hutch.test/b$i >/dev/null; done' >"$SESS_TMP/b.json" &
+wait
+is "$(nentries <"$SESS_TMP/a.json")/$(nentries <"$SESS_TMP/b.json")" "3/2" "two runs at once each log their own attempts"
+is "$("$PY" -c 'import json,sys; print(sorted({e["host"] for e in json.load(open(sys.argv[1]))["egress"]}))' "$SESS_TMP/b.json")" "['other.hutch.test']" "and only theirs"
+
+# caps: at most 256 connections per execution
+out=$(run_net allow:allowed.hutch.test "$PY -c '
+import socket
+ss = []
+for i in range(300):
+    s = socket.create_connection((\"127.0.0.1\", 3128)); ss.append(s)
+print(len(ss))'")
+like "$(jget egress <<<"$out")" "rate_limited" "past 256 connections, attempts are rate_limited"
+
+done_testing
