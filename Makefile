@@ -166,12 +166,13 @@ lint:
 format:
 	clang-format -i $(shell git ls-files '*.c' '*.h')
 
-fuzz:
+fuzz: build/obj/src/session/kernel_src.o
 	@mkdir -p build/fuzz
 	for t in $(FUZZ_TARGETS); do \
 		clang -std=gnu17 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined \
 			-Iinclude -Isrc -DHUTCH_FUZZ_MAIN $(PKG_CFLAGS) -o build/fuzz/$$t \
-			fuzz/fuzz-$$t.c $(LIB_SRC) $(PKG_LIBS) -lm -lpthread || exit 1; \
+			fuzz/fuzz-$$t.c $(LIB_SRC) build/obj/src/session/kernel_src.o $(PKG_LIBS) \
+			-lm -lpthread || exit 1; \
 	done
 
 fuzz-smoke: fuzz

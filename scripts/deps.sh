@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
 	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev libarchive-dev
 	e2fsprogs
+	# network policy tests: a fake internet (TLS server, clients in the sandbox)
+	curl openssl ca-certificates
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap

@@ -59,9 +59,12 @@ static int run_mkfs(const char *image, uid_t uid, gid_t gid, struct hutch_err *e
 	pid_t pid;
 	int status;
 
+	const char *mkfs = mkfs_path();
+	if (!mkfs)
+		return hutch_err_setx(err, ENOENT, "no mkfs.ext4");
 	snprintf(owner, sizeof(owner), "root_owner=%u:%u,nodiscard", (unsigned)uid, (unsigned)gid);
-	char *const argv[] = {(char *)mkfs_path(), "-q", "-F",	"-m",	       "0", "-O",
-			      "^has_journal",	   "-E", owner, (char *)image, NULL};
+	char *const argv[] = {(char *)mkfs,   "-q", "-F",  "-m",	  "0", "-O",
+			      "^has_journal", "-E", owner, (char *)image, NULL};
 	int rc = posix_spawn(&pid, argv[0], NULL, NULL, argv, envp);
 	if (rc != 0)
 		return hutch_err_set(err, rc, "run %s", argv[0]);

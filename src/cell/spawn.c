@@ -352,7 +352,7 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	if (spec->proxy_fd_out) {
 		/* EOF instead: init failed first; its report says why */
 		int nfds = 0;
-		char c;
+		char c = 0;
 		*spec->proxy_fd_out = -1;
 		if (hutch_recv_fds(p.proxy[0], &c, 1, spec->proxy_fd_out, 1, &nfds) <= 0 ||
 		    nfds != 1)

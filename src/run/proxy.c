@@ -36,7 +36,9 @@
  * to names, that the TLS ClientHello names the same host (no fronting).
  */
 
-#define HEAD_MAX	   16384 /* request line and headers */
+#define HEAD_MAX 16384 /* request line and headers */
+/* the request head, then a whole ClientHello record */
+#define BUF_SIZE	   (HEAD_MAX > HUTCH_TLS_SNI_MAX_BYTES ? HEAD_MAX : HUTCH_TLS_SNI_MAX_BYTES)
 #define CLIENT_TIMEOUT_MS  10000 /* for the request head and the ClientHello */
 #define CONNECT_TIMEOUT_MS 5000
 #define MAX_CONNS	   256		  /* per execution */
@@ -452,7 +454,8 @@ static int open_upstream(struct hutch_proxy *p, struct attempt *a, int *status)
 	}
 	*status = 403;
 	snprintf(a->reason, sizeof(a->reason),
-		 "%s resolves to a %s address; list it by number to allow it", a->host, why);
+		 "%s resolves to a %s address; list it by number to allow it", a->host,
+		 why ? why : "refused");
 	return -1;
 }
 
@@ -525,46 +528,76 @@ static void relay(struct attempt *a, int client, int server)
 	}
 }
 
-/* After CONNECT: the ClientHello must name the host asked for. Returns the
- * bytes read (to forward), or -1 after denying. */
-static ssize_t check_tls(struct attempt *a, int client, char *buf, size_t size)
+/* Whether the tunnel may go on, given the client's first bytes (got of
+ * them in buf): 1 yes, 0 need more, -1 no (denied and logged). */
+static int judge_first_bytes(struct attempt *a, const char *buf, size_t got, size_t size)
 {
-	uint64_t end = hutch_now_us() + (uint64_t)CLIENT_TIMEOUT_MS * 1000;
-	size_t got = 0;
 	char sni[HUTCH_NET_NAME_MAX + 1];
 	struct in6_addr tmp;
 	bool host_is_ip =
 		inet_pton(AF_INET, a->host, &tmp) == 1 || inet_pton(AF_INET6, a->host, &tmp) == 1;
+	bool looks_tls = got >= 1 && (unsigned char)buf[0] == 0x16;
+	int rc = hutch_tls_sni((const unsigned char *)buf, got, sni, sizeof(sni));
+
+	a->verdict = "denied";
+	if (rc == 0 && got < size)
+		return 0;
+	if (rc == 0) {
+		deny(a, -1, 0, "TLS ClientHello larger than one record");
+		return -1;
+	}
+	if (rc == 1 && strcmp(sni, a->host) != 0) {
+		deny(a, -1, 0, "TLS SNI '%s' does not match the CONNECT host", sni);
+		return -1;
+	}
+	if (rc == -2 && !host_is_ip) {
+		deny(a, -1, 0, "TLS ClientHello without a server name");
+		return -1;
+	}
+	/* something that starts like TLS but does not parse is refused on any
+	 * port: it may be a ClientHello built to slip past this check */
+	if (rc == -1 && (looks_tls || a->port == 443)) {
+		deny(a, -1, 0, "%s",
+		     looks_tls ? "malformed TLS ClientHello" : "not TLS on port 443");
+		return -1;
+	}
+	if (rc == -1)
+		snprintf(a->protocol, sizeof(a->protocol), "tcp");
+	a->verdict = "allowed";
+	return 1;
+}
+
+/* After CONNECT: read the client's first bytes (after the `got` already in
+ * buf, sent with the CONNECT) until they can be judged. Returns the bytes
+ * to forward, or -1 after denying. */
+static ssize_t check_tunnel(struct attempt *a, int client, char *buf, size_t size, size_t got)
+{
+	uint64_t end = hutch_now_us() + (uint64_t)CLIENT_TIMEOUT_MS * 1000;
 
 	for (;;) {
+		if (got > 0) {
+			int verdict = judge_first_bytes(a, buf, got, size);
+			if (verdict != 0)
+				return verdict > 0 ? (ssize_t)got : -1;
+		}
 		uint64_t now = hutch_now_us();
-		if (now >= end || !wait_readable(a->p, client, (int)((end - now) / 1000) + 1))
-			return got ? (ssize_t)got : 0; /* a client that speaks first or never */
-		ssize_t n = recv(client, buf + got, size - got, 0);
-		if (n <= 0)
-			return (ssize_t)got;
-		got += (size_t)n;
-		int rc = hutch_tls_sni((const unsigned char *)buf, got, sni, sizeof(sni));
-		if (rc == 0 && got < size)
+		bool ready =
+			now < end && wait_readable(a->p, client, (int)((end - now) / 1000) + 1);
+		ssize_t n = ready ? recv(client, buf + got, size - got, 0) : 0;
+		if (n > 0) {
+			got += (size_t)n;
 			continue;
-		if (rc == 1 && strcmp(sni, a->host) != 0) {
-			a->verdict = "denied";
-			deny(a, -1, 0, "TLS SNI '%s' does not match the CONNECT host", sni);
-			return -1;
 		}
-		if (rc == -2 && !host_is_ip) {
-			a->verdict = "denied";
-			deny(a, -1, 0, "TLS ClientHello without a server name");
-			return -1;
-		}
-		if (rc == -1 && a->port == 443) {
-			a->verdict = "denied";
-			deny(a, -1, 0, "not TLS on port 443");
-			return -1;
-		}
-		if (rc == -1)
+		/* silence, a close, or a stop: only a protocol where the server
+		 * speaks first may go on, and only before any byte (not 443) */
+		if (!ready && got == 0 && a->port != 443 && hutch_now_us() >= end) {
 			snprintf(a->protocol, sizeof(a->protocol), "tcp");
-		return (ssize_t)got;
+			return 0;
+		}
+		a->verdict = "denied";
+		deny(a, -1, 0, "%s",
+		     got ? "incomplete TLS ClientHello" : "no ClientHello before the deadline");
+		return -1;
 	}
 }
 
@@ -585,10 +618,8 @@ static bool forward_http(const struct request *r, const char *head, size_t head_
 		size_t ln = (size_t)(eol - line);
 		if (strncasecmp(line, "proxy-", 6) != 0 &&
 		    strncasecmp(line, "connection:", 11) != 0) {
-			memcpy(out + n, line, ln);
-			n += ln;
-			memcpy(out + n, "\r\n", 2);
-			n += 2;
+			memcpy(out + n, line, ln + 2); /* the line and its CRLF */
+			n += ln + 2;
 		}
 		line = eol + 2;
 	}
@@ -603,7 +634,7 @@ static void handle(struct conn *c)
 	struct hutch_proxy *p = c->p;
 	struct attempt a = {.p = p, .t0 = hutch_now_us()};
 	struct request r;
-	char *buf = hutch_xmalloc(HEAD_MAX + 1);
+	char *buf = hutch_xmalloc(BUF_SIZE + 1);
 	size_t got = 0;
 	int status = 403;
 	ssize_t head = read_head(p, c->client, buf, HEAD_MAX + 1, &got);
@@ -645,9 +676,9 @@ static void handle(struct conn *c)
 		/* bytes the client sent after the head belong to the tunnel */
 		size_t early = got - (size_t)head;
 		memmove(buf, buf + head, early);
-		ssize_t n = early ? (ssize_t)early : 0;
-		if (send_all(c->client, ok, sizeof(ok) - 1) && !early)
-			n = check_tls(&a, c->client, buf, HEAD_MAX);
+		ssize_t n = -1;
+		if (send_all(c->client, ok, sizeof(ok) - 1))
+			n = check_tunnel(&a, c->client, buf, BUF_SIZE, early);
 		if (n >= 0 && charge(&a, (uint64_t)n, true) && send_all(server, buf, (size_t)n))
 			relay(&a, c->client, server);
 	} else if (forward_http(&r, buf, (size_t)head, buf + head, got - (size_t)head, server)) {
@@ -655,7 +686,7 @@ static void handle(struct conn *c)
 		relay(&a, c->client, server);
 	}
 	close(server);
-	if (strcmp(a.verdict, "denied") != 0) /* check_tls recorded its denial */
+	if (strcmp(a.verdict, "denied") != 0) /* check_tunnel recorded its denial */
 		record(&a);
 out:
 	free(buf);

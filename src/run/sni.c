@@ -7,8 +7,6 @@
  * The parse runs on the bytes that have arrived so far: a length field that
  * does not fit its container is -1 at once, even in a short prefix, so the
  * proxy does not wait for the rest of something that is already wrong. */
-#include <stdint.h>
-
 #include "run/sni.h"
 
 #define TLS_RECORD_HEADER   5

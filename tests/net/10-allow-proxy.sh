@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 . "$(dirname "$0")/fake-internet.bash"
-plan 24
+if [ -n "${HUTCH_AS:-}" ]; then plan 24; else plan 26; fi
 internet_up
 
 # run_net POLICY CMD: `hutch run --json --net POLICY -- sh -c CMD`
@@ -66,6 +66,35 @@ out=$(hjson --cold --net allow:allowed.hutch.test -- "$PY" -c "$front")
 like "$(jget stdout <<<"$out")" "refused" "a TLS ClientHello for another name is cut off (no domain fronting)"
 like "$(egress reason 0 <<<"$out")" "SNI 'other.hutch.test' does not match" "and logged with both names"
 
+# the same, with the ClientHello in the same write as the CONNECT
+early=$(cat <<'PYEOF'
+import socket, ssl
+c = ssl._create_unverified_context()
+inc, out = ssl.MemoryBIO(), ssl.MemoryBIO()
+obj = c.wrap_bio(inc, out, server_hostname="other.hutch.test")
+try:
+    obj.do_handshake()
+except ssl.SSLWantReadError:
+    pass
+hello = out.read()
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT allowed.hutch.test:443 HTTP/1.1\r\n\r\n" + hello)
+s.settimeout(5)
+data = b""
+try:
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        data += d
+except Exception:
+    pass
+print("server answered" if b"\r\n\r\n\x16\x03" in data else "cut off")
+PYEOF
+)
+out=$(hjson --cold --net allow:allowed.hutch.test -- "$PY" -c "$early")
+is "$(jget stdout <<<"$out")" "cut off" "a mismatched ClientHello sent with the CONNECT is cut off too"
+
 # programs that ignore the proxy get nothing, fast
 out=$(run_net allow:allowed.hutch.test "$PY -c 'import socket,time; t=time.time()
 try:
@@ -105,8 +134,10 @@ like "$(sed -n 4p <<<"$stdout")" "200" "and after all that, the proxy still serv
 SESS_TMP=$(mktemp -d)
 at_exit 'rm -rf "$SESS_TMP"'
 hjson --cold --net allow:allowed.hutch.test -- sh -c 'for i in 1 2 3; do curl -sS -m 10 http://allowed.hutch.test/a$i >/dev/null; done' >"$SESS_TMP/a.json" &
+pa=$!
 hjson --cold --net allow:other.hutch.test -- sh -c 'for i in 1 2; do curl -sS -m 10 http://other.hutch.test/b$i >/dev/null; done' >"$SESS_TMP/b.json" &
-wait
+pb=$!
+wait "$pa" "$pb" || true
 is "$(nentries <"$SESS_TMP/a.json")/$(nentries <"$SESS_TMP/b.json")" "3/2" "two runs at once each log their own attempts"
 is "$("$PY" -c 'import json,sys; print(sorted({e["host"] for e in json.load(open(sys.argv[1]))["egress"]}))' "$SESS_TMP/b.json")" "['other.hutch.test']" "and only theirs"
 
@@ -118,5 +149,23 @@ for i in range(300):
     s = socket.create_connection((\"127.0.0.1\", 3128)); ss.append(s)
 print(len(ss))'")
 like "$(jget egress <<<"$out")" "rate_limited" "past 256 connections, attempts are rate_limited"
+
+# a session's policy, changed while it runs
+if [ -z "${HUTCH_AS:-}" ]; then
+	sdir=$(mktemp -d)
+	at_exit 'rm -rf "$sdir"'
+	export HUTCH_SOCKET=$sdir/s.sock
+	"$HUTCH_BIN" daemon --socket "$HUTCH_SOCKET" --state-dir "$sdir/state" --pool 1 --log-level warn 2>"$sdir/log" &
+	dpid=$!
+	at_exit 'kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null'
+	for _ in $(seq 100); do [ -S "$HUTCH_SOCKET" ] && break; sleep 0.05; done
+	id=$("$HUTCH_BIN" session new --lang python --net allow:allowed.hutch.test | awk 'END { print $NF }')
+	out=$("$HUTCH_BIN" session sh --json "$id" 'curl -sS -m 10 http://allowed.hutch.test/' || true)
+	like "$(jget stdout <<<"$out")" "hello from allowed.hutch.test" "a session with allow: reaches the allowed name"
+	"$HUTCH_BIN" session net "$id" none >/dev/null
+	out=$("$HUTCH_BIN" session sh --json "$id" 'curl -sS -m 10 http://allowed.hutch.test/' || true)
+	is "$(egress verdict 0 <<<"$out")" "denied" "after session net none, the same request is denied"
+	"$HUTCH_BIN" session kill "$id" >/dev/null
+fi # rootless: the session tests run as that user in tests/sessions/
 
 done_testing

@@ -98,6 +98,7 @@ writer=$!
 # kill the daemon while the temp file is being written (seen from the host)
 seen=no
 for _ in $(seq 400); do
+	# shellcheck disable=SC2153 # STATE comes from session-lib.bash
 	if compgen -G "$STATE/sessions/$id/workspace/.hutch-tmp-*" >/dev/null; then
 		seen=yes
 		break
