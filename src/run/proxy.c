@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "run/proxy.h"
+#include "run/proxy_parse.h"
 #include "run/sni.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -282,96 +283,6 @@ static ssize_t read_head(struct hutch_proxy *p, int fd, char *buf, size_t size, 
 	return -1;
 }
 
-/* "host:port" or "[v6]:port" into host (lower case, no brackets) and port. */
-static bool split_authority(const char *auth, size_t n, char *host, size_t size, unsigned *port,
-			    unsigned default_port)
-{
-	const char *colon;
-	size_t hn;
-
-	if (n == 0 || n >= size)
-		return false;
-	if (auth[0] == '[') {
-		const char *close = memchr(auth, ']', n);
-		if (!close)
-			return false;
-		hn = (size_t)(close - auth - 1);
-		memcpy(host, auth + 1, hn);
-		colon = close + 1 < auth + n && close[1] == ':' ? close + 1 : NULL;
-		if (!colon && close + 1 != auth + n)
-			return false;
-	} else {
-		colon = memchr(auth, ':', n);
-		hn = colon ? (size_t)(colon - auth) : n;
-		memcpy(host, auth, hn);
-	}
-	host[hn] = '\0';
-	for (char *c = host; *c; c++) {
-		if (!isalnum((unsigned char)*c) && !strchr(".-_:", *c))
-			return false;
-		*c = (char)tolower((unsigned char)*c);
-	}
-	*port = default_port;
-	if (colon) {
-		char digits[8];
-		size_t dn = (size_t)(auth + n - colon - 1);
-		if (dn == 0 || dn >= sizeof(digits))
-			return false;
-		memcpy(digits, colon + 1, dn);
-		digits[dn] = '\0';
-		char *endp;
-		unsigned long v = strtoul(digits, &endp, 10);
-		if (*endp || v == 0 || v > 65535)
-			return false;
-		*port = (unsigned)v;
-	}
-	return hn > 0;
-}
-
-struct request {
-	bool connect;
-	char method[16];
-	char path[2048];  /* origin-form, for plain HTTP */
-	const char *rest; /* after the request line */
-};
-
-/* The request line: CONNECT authority, or METHOD http://authority/path. */
-static bool parse_request_line(const char *head, struct request *r, struct attempt *a)
-{
-	const char *sp1 = strchr(head, ' ');
-	const char *eol = strstr(head, "\r\n");
-	const char *sp2 = sp1 && eol ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
-
-	if (!sp1 || !sp2 || !eol || (size_t)(sp1 - head) >= sizeof(r->method) ||
-	    strncmp(sp2 + 1, "HTTP/1.", 7) != 0)
-		return false;
-	memcpy(r->method, head, (size_t)(sp1 - head));
-	r->method[sp1 - head] = '\0';
-	r->rest = eol + 2;
-	const char *target = sp1 + 1;
-	size_t tn = (size_t)(sp2 - target);
-	r->connect = strcmp(r->method, "CONNECT") == 0;
-	if (r->connect) {
-		snprintf(a->protocol, sizeof(a->protocol), "https");
-		return split_authority(target, tn, a->host, sizeof(a->host), &a->port, 443);
-	}
-	snprintf(a->protocol, sizeof(a->protocol), "http");
-	if (tn < 8 || strncasecmp(target, "http://", 7) != 0)
-		return false; /* a proxy request names its target in full */
-	const char *auth = target + 7;
-	const char *slash = memchr(auth, '/', tn - 7);
-	size_t an = slash ? (size_t)(slash - auth) : tn - 7;
-	size_t pn = slash ? tn - 7 - an : 0;
-	if (pn >= sizeof(r->path))
-		return false;
-	if (slash)
-		memcpy(r->path, slash, pn);
-	else
-		r->path[pn++] = '/';
-	r->path[pn] = '\0';
-	return split_authority(auth, an, a->host, sizeof(a->host), &a->port, 80);
-}
-
 /* --- the server's side --- */
 
 static int connect_to(const struct sockaddr_storage *ss, socklen_t len, unsigned port)
@@ -603,7 +514,7 @@ static ssize_t check_tunnel(struct attempt *a, int client, char *buf, size_t siz
 
 /* Plain HTTP: the request again, in origin form, without proxy headers,
  * one request per connection. */
-static bool forward_http(const struct request *r, const char *head, size_t head_len,
+static bool forward_http(const struct hutch_proxy_request *r, const char *head, size_t head_len,
 			 const char *extra, size_t extra_len, int server)
 {
 	char *out = hutch_xmalloc(head_len + 64 + sizeof(r->path));
@@ -633,7 +544,7 @@ static void handle(struct conn *c)
 {
 	struct hutch_proxy *p = c->p;
 	struct attempt a = {.p = p, .t0 = hutch_now_us()};
-	struct request r;
+	struct hutch_proxy_request r;
 	char *buf = hutch_xmalloc(BUF_SIZE + 1);
 	size_t got = 0;
 	int status = 403;
@@ -648,9 +559,11 @@ static void handle(struct conn *c)
 				     : "incomplete request (closed, too slow or stopped)");
 		goto out;
 	}
-	if (!parse_request_line(buf, &r, &a)) {
-		if (!a.host[0])
-			snprintf(a.host, sizeof(a.host), "?");
+	bool parsed = hutch_proxy_parse_request(buf, &r);
+	snprintf(a.protocol, sizeof(a.protocol), "%s", r.protocol[0] ? r.protocol : "http");
+	snprintf(a.host, sizeof(a.host), "%s", r.host[0] ? r.host : "?");
+	a.port = r.port;
+	if (!parsed) {
 		deny(&a, c->client, 400,
 		     "not a proxy request (CONNECT host:port, or a full http:// URL)");
 		goto out;

@@ -157,7 +157,7 @@ if [ -z "${HUTCH_AS:-}" ]; then
 	export HUTCH_SOCKET=$sdir/s.sock
 	"$HUTCH_BIN" daemon --socket "$HUTCH_SOCKET" --state-dir "$sdir/state" --pool 1 --log-level warn 2>"$sdir/log" &
 	dpid=$!
-	at_exit 'kill "$dpid" 2>/dev/null; wait "$dpid" 2>/dev/null'
+	at_exit "kill $dpid 2>/dev/null; wait $dpid 2>/dev/null"
 	for _ in $(seq 100); do [ -S "$HUTCH_SOCKET" ] && break; sleep 0.05; done
 	id=$("$HUTCH_BIN" session new --lang python --net allow:allowed.hutch.test | awk 'END { print $NF }')
 	out=$("$HUTCH_BIN" session sh --json "$id" 'curl -sS -m 10 http://allowed.hutch.test/' || true)
