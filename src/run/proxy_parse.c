@@ -71,8 +71,8 @@ bool hutch_proxy_parse_request(const char *head, struct hutch_proxy_request *r)
 	const char *sp1 = strchr(head, ' ');
 	const char *eol = strstr(head, "\r\n");
 	/* both spaces on the first line: a space further down is not ours */
-	const char *sp2 = sp1 && eol && sp1 < eol ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1))
-						  : NULL;
+	const char *sp2 =
+		sp1 && eol && sp1 < eol ? memchr(sp1 + 1, ' ', (size_t)(eol - sp1 - 1)) : NULL;
 
 	memset(r, 0, sizeof(*r));
 	if (!sp1 || !sp2 || !eol || (size_t)(sp1 - head) >= sizeof(r->method) ||
@@ -104,4 +104,3 @@ bool hutch_proxy_parse_request(const char *head, struct hutch_proxy_request *r)
 	r->path[pn] = '\0';
 	return split_authority(auth, an, r->host, sizeof(r->host), &r->port, 80);
 }
-

@@ -7,11 +7,11 @@
 #include "run/netpolicy.h"
 
 struct hutch_proxy_request {
-	bool connect;	 /* CONNECT host:port; else a plain-HTTP request */
+	bool connect; /* CONNECT host:port; else a plain-HTTP request */
 	char method[16];
-	char path[2048]; /* origin form of a plain-HTTP target ("/x?y") */
-	const char *rest; /* in the head: just after the request line */
-	char protocol[8]; /* "https" for CONNECT, "http" otherwise */
+	char path[2048];		   /* origin form of a plain-HTTP target ("/x?y") */
+	const char *rest;		   /* in the head: just after the request line */
+	char protocol[8];		   /* "https" for CONNECT, "http" otherwise */
 	char host[HUTCH_NET_NAME_MAX + 1]; /* lower case; IPv6 without brackets */
 	unsigned port;
 };
