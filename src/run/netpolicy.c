@@ -126,7 +126,8 @@ int hutch_net_policy_parse(const char *text, struct hutch_net_policy *p, struct 
 		return 0;
 	if (strncmp(text, "allow:", 6) != 0)
 		return hutch_err_setx(err, EINVAL,
-				      "net: '%.80s' is not a policy (none, or allow:DOMAIN,...)",
+				      "network policy '%.80s' is not supported yet (known: none, "
+				      "allow:DOMAIN,...)",
 				      text);
 	p->mode = HUTCH_NET_ALLOW;
 	list = text + 6;

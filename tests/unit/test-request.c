@@ -409,8 +409,9 @@ static void test_request_json_file_paths_stay_in_workspace(void)
 static void test_request_json_policy_values(void)
 {
 	json_fails("{\"argv\": [\"x\"], \"network\": \"full\"}", EINVAL, "'full'");
-	json_fails("{\"argv\": [\"x\"], \"network\": \"allow:example.com\"}", EINVAL,
-		   "only 'none'");
+	json_fails("{\"argv\": [\"x\"], \"network\": \"allow:\"}", EINVAL, "at least one");
+	json_fails("{\"argv\": [\"x\"], \"network\": \"allow:exa mple.com\"}", EINVAL,
+		   "not a domain");
 	json_fails("{\"argv\": [\"x\"], \"template\": \"python\"}", EINVAL,
 		   "template 'python' does not exist");
 	json_fails("{\"argv\": [\"x\"], \"template\": \"\"}", EINVAL, "template");
