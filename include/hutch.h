@@ -66,6 +66,11 @@ struct hutch_limits {
 	double cpus;		 /* CPU bandwidth in cores (cgroup cpu quota) */
 	bool output_kill;	 /* kill the run when output passes the limit */
 	uint64_t idle_output_ms; /* stop the run after this long without output; 0: never */
+	/* network policy allow: caps per execution (0: the defaults, 256
+	 * connections, 256 MiB out, 1 GiB in) */
+	uint64_t net_connections;
+	uint64_t net_bytes_out;
+	uint64_t net_bytes_in;
 };
 
 /* A file placed in the sandbox before the program starts. */

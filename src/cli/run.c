@@ -42,6 +42,9 @@ static const char run_usage[] =
 	"  --net POLICY           none (default: loopback only), or "
 	"allow:DOMAIN,*.DOMAIN,IP[:PORT]\n"
 	"                         (egress only through hutch's proxy; see docs/network.md)\n"
+	"  --net-connections N, --net-bytes-out SIZE, --net-bytes-in SIZE\n"
+	"                         caps of allow: per run (default 256, 256M, 1G)\n"
+
 	"  --label KEY=VALUE      echoed in the result (repeatable)\n"
 	"  --cold                 do not use a running daemon (the fast path); build\n"
 	"                         the sandbox from scratch (the cold path)\n"
@@ -62,6 +65,9 @@ enum opt {
 	OPT_OUTPUT_LIMIT,
 	OPT_OUTPUT_KILL,
 	OPT_IDLE_OUTPUT,
+	OPT_NET_CONNS,
+	OPT_NET_OUT,
+	OPT_NET_IN,
 	OPT_FILE_SIZE,
 	OPT_DISK,
 	OPT_ENV,
@@ -87,6 +93,9 @@ static const struct option options[] = {
 	{"output-limit", required_argument, NULL, OPT_OUTPUT_LIMIT},
 	{"output-limit-kill", no_argument, NULL, OPT_OUTPUT_KILL},
 	{"idle-output-timeout", required_argument, NULL, OPT_IDLE_OUTPUT},
+	{"net-connections", required_argument, NULL, OPT_NET_CONNS},
+	{"net-bytes-out", required_argument, NULL, OPT_NET_OUT},
+	{"net-bytes-in", required_argument, NULL, OPT_NET_IN},
 	{"file-size", required_argument, NULL, OPT_FILE_SIZE},
 	{"disk", required_argument, NULL, OPT_DISK},
 	{"env", required_argument, NULL, OPT_ENV},
@@ -175,6 +184,12 @@ static int parse_limit(int code, const char *arg, struct hutch_limits *l, struct
 		return hutch_parse_size(arg, &l->disk_bytes, err);
 	case OPT_IDLE_OUTPUT:
 		return hutch_parse_duration_ms(arg, &l->idle_output_ms, err);
+	case OPT_NET_CONNS:
+		return hutch_parse_count(arg, &l->net_connections, err);
+	case OPT_NET_OUT:
+		return hutch_parse_size(arg, &l->net_bytes_out, err);
+	case OPT_NET_IN:
+		return hutch_parse_size(arg, &l->net_bytes_in, err);
 	case OPT_CPUS: {
 		char *end = NULL;
 		errno = 0;

@@ -90,7 +90,10 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	if (spec.seccomp)
 		rc = hutch_cell_spawn(&spec, &c->cell, err);
 	if (rc == 0 && spec.proxy_fd_out && proxy_fd >= 0) {
-		c->slot = hutch_proxy_start(proxy_fd, &policy, c->res->id, err);
+		const struct hutch_proxy_caps caps = {req->limits.net_connections,
+						      req->limits.net_bytes_out,
+						      req->limits.net_bytes_in};
+		c->slot = hutch_proxy_start(proxy_fd, &policy, &caps, c->res->id, err);
 		if (!c->slot)
 			rc = -1; /* the engine kills the cell */
 	}

@@ -67,6 +67,9 @@ struct hutch_proxy {
 	int stop[2];
 	pthread_t acceptor;
 	struct hutch_net_policy policy;
+	uint64_t max_conns;
+	uint64_t max_out;
+	uint64_t max_in;
 	char exec_id[40];
 	pthread_mutex_t mu; /* everything below */
 	json_t *log;
@@ -397,7 +400,7 @@ static bool charge(struct attempt *a, uint64_t n, bool out)
 		p->bytes_out += n;
 	else
 		p->bytes_in += n;
-	over = p->bytes_out > MAX_BYTES_OUT || p->bytes_in > MAX_BYTES_IN;
+	over = p->bytes_out > p->max_out || p->bytes_in > p->max_in;
 	pthread_mutex_unlock(&p->mu);
 	*(out ? &a->out : &a->in) += n;
 	return !over;
@@ -635,14 +638,15 @@ static void *acceptor_main(void *arg)
 		if (fd < 0)
 			continue;
 		pthread_mutex_lock(&p->mu);
-		bool over = p->nconns >= MAX_CONNS;
+		bool over = (uint64_t)p->nconns >= p->max_conns;
 		pthread_mutex_unlock(&p->mu);
 		if (over) {
 			struct attempt a = {
 				.p = p, .t0 = hutch_now_us(), .verdict = "rate_limited"};
 			snprintf(a.protocol, sizeof(a.protocol), "http");
 			snprintf(a.host, sizeof(a.host), "?");
-			deny(&a, fd, 0, "more than %d connections in one execution", MAX_CONNS);
+			deny(&a, fd, 0, "more than %llu connections in one execution",
+			     (unsigned long long)p->max_conns);
 			close(fd);
 			continue;
 		}
@@ -669,9 +673,14 @@ static void *acceptor_main(void *arg)
 }
 
 struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_policy *policy,
-				      const char *exec_id, struct hutch_err *err)
+				      const struct hutch_proxy_caps *caps, const char *exec_id,
+				      struct hutch_err *err)
 {
 	struct hutch_proxy *p = hutch_xcalloc(1, sizeof(*p));
+
+	p->max_conns = caps && caps->connections ? caps->connections : MAX_CONNS;
+	p->max_out = caps && caps->bytes_out ? caps->bytes_out : MAX_BYTES_OUT;
+	p->max_in = caps && caps->bytes_in ? caps->bytes_in : MAX_BYTES_IN;
 
 	p->lfd = listen_fd;
 	p->policy = *policy;

@@ -15,8 +15,14 @@
 struct hutch_proxy;
 
 /* Serve on listen_fd (taken over) until stopped. NULL with err on failure. */
+struct hutch_proxy_caps {
+	uint64_t connections; /* 0: the defaults of proxy.c */
+	uint64_t bytes_out;
+	uint64_t bytes_in;
+};
 struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_policy *policy,
-				      const char *exec_id, struct hutch_err *err);
+				      const struct hutch_proxy_caps *caps, const char *exec_id,
+				      struct hutch_err *err);
 /* Close the listener and every tunnel, wait for them, free; returns the
  * egress log, a JSON array of attempts (caller owns). NULL p: []. */
 json_t *hutch_proxy_stop(struct hutch_proxy *p);

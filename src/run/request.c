@@ -145,6 +145,9 @@ static int validate_limits(const struct hutch_limits *l, struct hutch_err *err)
 		/* tmpfs treats size=0 as "unlimited": never let 0 through */
 		{"disk_bytes", l->disk_bytes, 64ull << 10, 1ull << 44},
 		{"idle_output_ms", l->idle_output_ms, 0, 24ull * 3600 * 1000},
+		{"net_connections", l->net_connections, 0, 65536},
+		{"net_bytes_out", l->net_bytes_out, 0, 1ull << 44},
+		{"net_bytes_in", l->net_bytes_in, 0, 1ull << 44},
 	};
 
 	for (size_t i = 0; i < sizeof(bounds) / sizeof(bounds[0]); i++) {

@@ -76,6 +76,9 @@ static int parse_limits(json_t *o, struct hutch_limits *l, struct hutch_err *err
 		{"file_bytes", offsetof(struct hutch_limits, file_bytes)},
 		{"disk_bytes", offsetof(struct hutch_limits, disk_bytes)},
 		{"idle_output_ms", offsetof(struct hutch_limits, idle_output_ms)},
+		{"net_connections", offsetof(struct hutch_limits, net_connections)},
+		{"net_bytes_out", offsetof(struct hutch_limits, net_bytes_out)},
+		{"net_bytes_in", offsetof(struct hutch_limits, net_bytes_in)},
 	};
 	const char *key;
 	json_t *v;

@@ -49,6 +49,13 @@ static json_t *limits_json(const struct hutch_limits *l)
 	if (o && l->idle_output_ms)
 		json_object_set_new(o, "idle_output_ms",
 				    json_integer((json_int_t)l->idle_output_ms));
+	if (o && l->net_connections)
+		json_object_set_new(o, "net_connections",
+				    json_integer((json_int_t)l->net_connections));
+	if (o && l->net_bytes_out)
+		json_object_set_new(o, "net_bytes_out", json_integer((json_int_t)l->net_bytes_out));
+	if (o && l->net_bytes_in)
+		json_object_set_new(o, "net_bytes_in", json_integer((json_int_t)l->net_bytes_in));
 	return o;
 }
 

@@ -124,6 +124,16 @@ static json_t *limits_json(const struct hutch_exec_result *res)
 	if (l->idle_output_ms)
 		json_object_set_new(o, "idle_output_ms",
 				    limit_entry(l->idle_output_ms, HUTCH_MECH_SUPERVISOR));
+	/* the egress proxy's caps, when the request set them */
+	if (l->net_connections)
+		json_object_set_new(o, "net_connections",
+				    limit_entry(l->net_connections, HUTCH_MECH_SUPERVISOR));
+	if (l->net_bytes_out)
+		json_object_set_new(o, "net_bytes_out",
+				    limit_entry(l->net_bytes_out, HUTCH_MECH_SUPERVISOR));
+	if (l->net_bytes_in)
+		json_object_set_new(o, "net_bytes_in",
+				    limit_entry(l->net_bytes_in, HUTCH_MECH_SUPERVISOR));
 	if (e->note[0])
 		json_object_set_new(o, "note", text_json(e->note));
 	return o;

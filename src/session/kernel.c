@@ -326,7 +326,9 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 	}
 	s->kernel_pid = 0;
 	if (proxy_fd >= 0) {
-		s->proxy = hutch_proxy_start(proxy_fd, &policy, s->id, err);
+		const struct hutch_proxy_caps caps = {l->net_connections, l->net_bytes_out,
+						      l->net_bytes_in};
+		s->proxy = hutch_proxy_start(proxy_fd, &policy, &caps, s->id, err);
 		s->egress_mark = 0;
 		if (!s->proxy) {
 			hutch_cell_kill(&s->cell);

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 . "$(dirname "$0")/fake-internet.bash"
-if [ -n "${HUTCH_AS:-}" ]; then plan 24; else plan 26; fi
+if [ -n "${HUTCH_AS:-}" ]; then plan 28; else plan 30; fi
 internet_up
 
 # run_net POLICY CMD: `hutch run --json --net POLICY -- sh -c CMD`
@@ -149,6 +149,14 @@ for i in range(300):
     s = socket.create_connection((\"127.0.0.1\", 3128)); ss.append(s)
 print(len(ss))'")
 like "$(jget egress <<<"$out")" "rate_limited" "past 256 connections, attempts are rate_limited"
+
+# caps set by the request
+out=$(hjson --cold --net allow:allowed.hutch.test --net-connections 2 -- sh -c 'for i in 1 2 3; do curl -sS -m 10 -o /dev/null http://allowed.hutch.test/; done')
+is "$(egress verdict 2 <<<"$out")" "rate_limited" "--net-connections 2: the third connection is rate_limited"
+is "$(jget limits.net_connections.value <<<"$out")" "2" "and the result names the cap"
+out=$(hjson --cold --net allow:allowed.hutch.test --net-bytes-in 4K -- sh -c 'curl -sS -m 10 -o /dev/null http://allowed.hutch.test/bytes/100000; echo "curl exit $?"')
+is "$(egress verdict 0 <<<"$out")" "rate_limited" "--net-bytes-in 4K: a 100 KB download is cut off"
+if (($(egress bytes_in 0 <<<"$out") < 100000)); then ok "before it all arrived"; else not_ok "$(egress bytes_in 0 <<<"$out") bytes came in"; fi
 
 # a session's policy, changed while it runs
 if [ -z "${HUTCH_AS:-}" ]; then
