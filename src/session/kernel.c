@@ -247,13 +247,61 @@ static int make_cgroup(struct hutch_session *s, struct hutch_err *err)
 				   err);
 }
 
+/* The kernel's fds: control socketpair, stdout and stderr pipes, and the
+ * pipe its source arrives on (written whole here: a pipe holds 64 KiB). */
+struct kernel_fds {
+	int sp[2];
+	int outp[2];
+	int errp[2];
+	int srcp[2];
+};
+
+static void close_fds(struct kernel_fds *f)
+{
+	int *all[] = {f->sp, f->outp, f->errp, f->srcp};
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		close_fd(&all[i][0]);
+		close_fd(&all[i][1]);
+	}
+}
+
+static int open_fds(struct kernel_fds *f, const char *src, const char *language,
+		    struct hutch_err *err)
+{
+	size_t src_len = strlen(src);
+
+	if (pipe2(f->srcp, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, f->sp) < 0 ||
+	    pipe2(f->outp, O_CLOEXEC) < 0 || pipe2(f->errp, O_CLOEXEC) < 0)
+		return hutch_err_set(err, errno, "kernel pipes");
+	if (src_len >= 65536 || write(f->srcp[1], src, src_len) != (ssize_t)src_len)
+		return hutch_err_setx(err, EFBIG, "the %s kernel does not fit in a pipe", language);
+	close_fd(&f->srcp[1]);
+	/* the kernel's first frame tells us its pid (read_ctl) */
+	int on = 1;
+	if (setsockopt(f->sp[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0)
+		return hutch_err_set(err, errno, "SO_PASSCRED");
+	return 0;
+}
+
+/* allow: the session's egress proxy on the listener init made in the cell */
+static int start_proxy(struct hutch_session *s, int proxy_fd, const struct hutch_net_policy *policy,
+		       struct hutch_err *err)
+{
+	const struct hutch_limits *l = &s->conf.limits;
+	const struct hutch_proxy_caps caps = {l->net_connections, l->net_bytes_out,
+					      l->net_bytes_in};
+
+	s->egress_mark = 0;
+	s->proxy = hutch_proxy_start(proxy_fd, policy, &caps, s->id, err);
+	return s->proxy ? 0 : -1;
+}
+
 int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 {
 	const char *src = kernel_source(s->language);
-	int sp[2] = {-1, -1};
-	int outp[2] = {-1, -1};
-	int errp[2] = {-1, -1};
-	int srcp[2] = {-1, -1};
+	struct kernel_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
 	/* The source arrives on stdin (a pipe holding all of it, then EOF), so
 	 * `ps` in the session shows a short command line, not the kernel. */
 	char *node_argv[] = {"/usr/bin/node", "-e",
@@ -273,20 +321,8 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		hutch_err_setx(err, EINVAL, "no kernel for language '%s'", s->language);
 		goto out;
 	}
-	if (pipe2(srcp, O_CLOEXEC) < 0 ||
-	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0 ||
-	    pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-		hutch_err_set(err, errno, "kernel pipes");
-		goto out;
-	}
-	/* a pipe holds 64 KiB: the whole source fits, so this never blocks */
-	size_t src_len = strlen(src);
-	if (src_len >= 65536 || write(srcp[1], src, src_len) != (ssize_t)src_len) {
-		hutch_err_setx(err, EFBIG, "the %s kernel does not fit in a pipe", s->language);
-		goto out;
-	}
-	close_fd(&srcp[1]);
-	if (make_cgroup(s, err) < 0)
+	if (open_fds(&f, src, s->language, err) < 0 || make_cgroup(s, err) < 0 ||
+	    hutch_net_policy_parse(s->conf.net, &policy, err) < 0)
 		goto out;
 	struct hutch_cell_spec spec = {
 		.use_userns = !hutch_cell_is_privileged(),
@@ -296,9 +332,9 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		.workdir = HUTCH_WORKSPACE,
 		.argv = strcmp(s->language, "node") == 0 ? node_argv : py_argv,
 		.envp = envp,
-		.stdin_fd = srcp[0],
-		.stdout_fd = outp[1],
-		.stderr_fd = errp[1],
+		.stdin_fd = f.srcp[0],
+		.stdout_fd = f.outp[1],
+		.stderr_fd = f.errp[1],
 		.rlimits = {.file_bytes = l->file_bytes,
 			    .data_bytes = s->cg.version ? 0 : l->memory_bytes,
 			    .nproc = s->cg.version ? 0 : l->pids},
@@ -306,9 +342,9 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		.seccomp = hutch_seccomp_profile(err),
 		.workspace_dir = s->workspace,
 		.has_control_fd = true,
-		.control_fd = sp[1],
+		.control_fd = f.sp[1],
 	};
-	if (!spec.seccomp || hutch_net_policy_parse(s->conf.net, &policy, err) < 0)
+	if (!spec.seccomp)
 		goto out;
 	if (policy.mode == HUTCH_NET_ALLOW) {
 		spec.proxy_fd_out = &proxy_fd;
@@ -318,46 +354,23 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 	hutch_session_on_spawner(spawn_on_spawner, &job);
 	if (job.rc < 0)
 		goto out;
-	/* the kernel's first frame tells us its pid */
-	int on = 1;
-	if (setsockopt(sp[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0) {
-		hutch_err_set(err, errno, "SO_PASSCRED");
-		goto out;
-	}
 	s->kernel_pid = 0;
-	if (proxy_fd >= 0) {
-		const struct hutch_proxy_caps caps = {l->net_connections, l->net_bytes_out,
-						      l->net_bytes_in};
-		s->proxy = hutch_proxy_start(proxy_fd, &policy, &caps, s->id, err);
-		s->egress_mark = 0;
-		if (!s->proxy) {
-			hutch_cell_kill(&s->cell);
-			hutch_cell_reap(&s->cell, NULL);
-			goto out;
-		}
-	}
-	s->ctl = sp[0];
-	s->out = outp[0];
-	s->err = errp[0];
-	sp[0] = outp[0] = errp[0] = -1;
+	s->ctl = f.sp[0];
+	s->out = f.outp[0];
+	s->err = f.errp[0];
+	f.sp[0] = f.outp[0] = f.errp[0] = -1;
 	fcntl(s->out, F_SETFL, O_NONBLOCK);
 	fcntl(s->err, F_SETFL, O_NONBLOCK);
 	s->inbuf.len = 0;
 	s->state = SESSION_RUNNING;
-	if (check_setup(s, err) < 0 || await_ready(s, err) < 0) {
+	if ((proxy_fd >= 0 && start_proxy(s, proxy_fd, &policy, err) < 0) ||
+	    check_setup(s, err) < 0 || await_ready(s, err) < 0) {
 		hutch_kernel_stop(s);
 		goto out;
 	}
 	rc = 0;
 out:
-	close_fd(&srcp[0]);
-	close_fd(&srcp[1]);
-	close_fd(&sp[0]);
-	close_fd(&sp[1]);
-	close_fd(&outp[0]);
-	close_fd(&outp[1]);
-	close_fd(&errp[0]);
-	close_fd(&errp[1]);
+	close_fds(&f);
 	hutch_runner_free_strv(envp);
 	return rc;
 }
