@@ -123,6 +123,12 @@ void hutch_cell_reset_signals(void);
 /* The loop of a pid-1 init: reap everything; when `program` exits, write a
  * struct hutch_cell_report to status_fd and exit. */
 _Noreturn void hutch_cell_init_wait(int status_fd, pid_t program);
+/* What init and an entered command's waiter do once the program is
+ * forked: close every fd but status_fd, drop privileges, load seccomp,
+ * re-arm the parent-death signal (the uid change cleared it), then
+ * hutch_cell_init_wait. */
+_Noreturn void hutch_cell_lock_down_and_wait(const struct hutch_cell_spec *spec, int status_fd,
+					     pid_t program);
 
 /* --- steps run inside the child; each returns -1 with err filled --- */
 int hutch_ns_write_id_maps(pid_t pid, uid_t outer_uid, gid_t outer_gid, struct hutch_err *err);

@@ -1,6 +1,5 @@
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -86,17 +85,7 @@ static _Noreturn void run_waiter(int target_pidfd, const struct hutch_cell_spec 
 	/* The waiter is a copy of the supervisor: nothing in the cell can see it
 	 * (it is outside the cell's pid namespace), but hold no privilege either. */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-	if (p->status[1] > 0)
-		close_range(0, (unsigned)p->status[1] - 1, 0);
-	close_range((unsigned)p->status[1] + 1, ~0u, 0);
-	if (hutch_caps_drop_all(spec->use_userns, &err) < 0 ||
-	    hutch_seccomp_load(spec->seccomp, &err) < 0)
-		_exit(126);
-	struct pollfd pfd = {p->status[1], POLLOUT, 0};
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pfd, 1, 0) < 0 ||
-	    (pfd.revents & (POLLERR | POLLHUP)))
-		_exit(126);
-	hutch_cell_init_wait(p->status[1], program);
+	hutch_cell_lock_down_and_wait(spec, p->status[1], program);
 }
 
 static void close_all(struct enter_pipes *p)

@@ -257,21 +257,29 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	(void)prctl(PR_SET_NAME, "hutch-init", 0, 0, 0);
 	hutch_cell_scrub_args_and_env();
-	/* init holds nothing but the status pipe, and no privilege. */
-	if (p->status[1] > 0)
-		close_range(0, (unsigned)p->status[1] - 1, 0);
-	close_range((unsigned)p->status[1] + 1, ~0u, 0);
+	hutch_cell_lock_down_and_wait(spec, p->status[1], program);
+}
+
+_Noreturn void hutch_cell_lock_down_and_wait(const struct hutch_cell_spec *spec, int status_fd,
+					     pid_t program)
+{
+	struct hutch_err err = {0, ""};
+
+	/* hold nothing but the status pipe, and no privilege */
+	if (status_fd > 0)
+		close_range(0, (unsigned)status_fd - 1, 0);
+	close_range((unsigned)status_fd + 1, ~0u, 0);
 	if (hutch_caps_drop_all(spec->use_userns, &err) < 0 ||
 	    hutch_seccomp_load(spec->seccomp, &err) < 0)
 		_exit(126);
 	/* Changing uid cleared the parent-death signal (prctl(2)): arm it
 	 * again, then make sure the supervisor did not die in between. The
 	 * write end of a pipe polls POLLERR once its reader is gone. */
-	struct pollfd pfd = {p->status[1], POLLOUT, 0};
+	struct pollfd pfd = {status_fd, POLLOUT, 0};
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || poll(&pfd, 1, 0) < 0 ||
 	    (pfd.revents & (POLLERR | POLLHUP)))
 		_exit(126);
-	hutch_cell_init_wait(p->status[1], program);
+	hutch_cell_init_wait(status_fd, program);
 }
 
 static void close_pair(int fds[2])

@@ -266,6 +266,19 @@ static char *op_sh(struct hutch_session *s, json_t *req, const struct hutch_run_
 	return rc == 0 ? result_json(s, &res) : NULL;
 }
 
+/* {"path", "size", key: base64 of b} when got is 0; frees b either way */
+static char *bytes_reply(int got, const char *path, const char *key, struct hutch_buf *b)
+{
+	char *enc = got == 0 ? hutch_base64_encode((const unsigned char *)b->data, b->len) : NULL;
+	json_t *o =
+		enc ? json_pack("{s:s,s:I,s:s}", "path", path, "size", (json_int_t)b->len, key, enc)
+		    : NULL;
+
+	free(enc);
+	hutch_buf_release(b);
+	return o ? ok_json(o) : NULL;
+}
+
 static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *err)
 {
 	static const char *const keys[] = {"op",	  "id",	    "action", "path",	   "to",
@@ -298,16 +311,8 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
 		free(data);
 	} else if (strcmp(action, "read") == 0) {
 		struct hutch_buf b = HUTCH_BUF_INIT;
-		if (hutch_files_read(root, path, offset, length, FILE_MAX_BYTES, &b, err) < 0) {
-			hutch_buf_release(&b);
-			return NULL;
-		}
-		char *enc = hutch_base64_encode((const unsigned char *)b.data, b.len);
-		json_t *o = json_pack("{s:s,s:I,s:s}", "path", path, "size", (json_int_t)b.len,
-				      "data_base64", enc);
-		free(enc);
-		hutch_buf_release(&b);
-		return ok_json(o);
+		int got = hutch_files_read(root, path, offset, length, FILE_MAX_BYTES, &b, err);
+		return bytes_reply(got, path, "data_base64", &b);
 	} else if (strcmp(action, "list") == 0 || strcmp(action, "stat") == 0) {
 		json_t *o = action[0] == 'l' ? hutch_files_list(root, path, err)
 					     : hutch_files_stat(root, path, err);
@@ -323,16 +328,8 @@ static char *op_files(struct hutch_session *s, json_t *req, struct hutch_err *er
 		free(data);
 	} else if (strcmp(action, "download") == 0) { /* a tar of path */
 		struct hutch_buf b = HUTCH_BUF_INIT;
-		if (hutch_session_tar_out(root, path, &b, err) < 0) {
-			hutch_buf_release(&b);
-			return NULL;
-		}
-		char *enc = hutch_base64_encode((const unsigned char *)b.data, b.len);
-		json_t *o = json_pack("{s:s,s:I,s:s}", "path", path, "size", (json_int_t)b.len,
-				      "tar_base64", enc);
-		free(enc);
-		hutch_buf_release(&b);
-		return ok_json(o);
+		int got = hutch_session_tar_out(root, path, &b, err);
+		return bytes_reply(got, path, "tar_base64", &b);
 	} else if (strcmp(action, "mkdir") == 0) {
 		rc = hutch_files_mkdir(root, path, &own, err);
 	} else if (strcmp(action, "remove") == 0) {

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 . "$(dirname "$0")/fake-internet.bash"
-if [ -n "${HUTCH_AS:-}" ]; then plan 28; else plan 30; fi
+if [ -n "${HUTCH_AS:-}" ]; then plan 28; else plan 31; fi
 internet_up
 
 # run_net POLICY CMD: `hutch run --json --net POLICY -- sh -c CMD`
@@ -173,6 +173,8 @@ if [ -z "${HUTCH_AS:-}" ]; then
 	"$HUTCH_BIN" session net "$id" none >/dev/null
 	out=$("$HUTCH_BIN" session sh --json "$id" 'curl -sS -m 10 http://allowed.hutch.test/' || true)
 	is "$(egress verdict 0 <<<"$out")" "denied" "after session net none, the same request is denied"
+	out=$("$HUTCH_BIN" session net "$id" 'allow:bad name' 2>&1 || true)
+	like "$out" "not a domain" "a bad policy for a live session is refused with the reason"
 	"$HUTCH_BIN" session kill "$id" >/dev/null
 fi # rootless: the session tests run as that user in tests/sessions/
 

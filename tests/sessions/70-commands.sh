@@ -4,7 +4,7 @@
 # (a no-output timeout that keeps the partial output, head+tail capture
 # that says what it dropped), and a pty for interactive programs.
 . "$(dirname "$0")/session-lib.bash"
-plan 20
+plan 22
 start_session_daemon
 id=$(new_session --lang python)
 
@@ -69,6 +69,10 @@ out=$(hutch session cmd --json "$id" "$c" poll)
 like "$(jget stdout <<<"$out")" "/dev/pts/0" "--tty: the program has a terminal of the sandbox's own devpts"
 like "$(jget stdout <<<"$out")" "24 80" "with the default size"
 like "$(jget stdout <<<"$out")" "40 100" "resize reaches it (SIGWINCH)"
+out=$(hutch session cmd "$id" "$c" resize 40by100 2>&1 || true)
+like "$out" "ROWSxCOLS" "a bad terminal size is refused with the expected form"
+out=$(hutch session cmd "$id" "$c" signal NOPE 2>&1 || true)
+like "$out" "signal name" "an unknown signal name is refused"
 hutch session cmd "$id" "$c" signal KILL >/dev/null
 
 # killing the session ends its background commands
