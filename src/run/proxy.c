@@ -626,17 +626,32 @@ static void *acceptor_main(void *arg)
 {
 	struct hutch_proxy *p = arg;
 
+	bool stopping = false;
+
 	for (;;) {
 		struct pollfd pfd[2] = {{p->lfd, POLLIN, 0}, {p->stop[0], POLLIN, 0}};
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		/* Once stopped, connections still in the backlog are taken and
+		 * recorded too: a program that connects and exits at once has
+		 * still made those attempts. */
+		int n = poll(pfd, stopping ? 1 : 2, stopping ? 0 : -1);
+		if (n < 0 && errno != EINTR)
 			return NULL;
-		if (pfd[1].revents)
-			return NULL;
-		if (!pfd[0].revents)
+		if (!stopping && pfd[1].revents) {
+			stopping = true;
 			continue;
+		}
+		if (!(pfd[0].revents & POLLIN)) {
+			if (stopping)
+				return NULL;
+			continue;
+		}
 		int fd = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			/* out of fds: wait for some to close rather than spin */
+			if (errno == EMFILE || errno == ENFILE)
+				(void)poll(NULL, 0, 10);
 			continue;
+		}
 		pthread_mutex_lock(&p->mu);
 		bool over = (uint64_t)p->nconns >= p->max_conns;
 		pthread_mutex_unlock(&p->mu);
