@@ -100,6 +100,8 @@ struct hutch_exec_request {
 	size_t nlabels;
 	struct hutch_limits limits;
 	bool want_cold; /* force the cold path even when a daemon is up */
+	/* net "full": private ranges, metadata and the host's addresses too */
+	bool net_allow_private;
 };
 
 enum hutch_status {

@@ -46,6 +46,13 @@ struct hutch_cell_rlimits {
 	uint64_t nproc;	     /* RLIMIT_NPROC when no pids cgroup, 0 = none */
 };
 
+/* A destination prefix the cell may not reach (network policy full). */
+struct hutch_net_block {
+	int family; /* AF_INET or AF_INET6 */
+	unsigned char addr[16];
+	unsigned char prefix;
+};
+
 struct hutch_cell_spec {
 	bool use_userns; /* rootless: map our uid/gid to the sandbox ids */
 	uid_t outer_uid; /* our ids, for the maps */
@@ -73,6 +80,16 @@ struct hutch_cell_spec {
 	 * 127.0.0.1:HUTCH_PROXY_PORT inside the cell's network namespace and
 	 * hands it over: spawn stores it here (-1 on failure). NULL: none. */
 	int *proxy_fd_out;
+	/* The connect watch (cell/connwatch.h): init loads this filter with a
+	 * listener before the program starts and hands the listener over:
+	 * spawn stores it here (-1 on failure). NULL: no watch. */
+	const struct hutch_seccomp_prog *connwatch;
+	int *watch_fd_out;
+	/* Network policy full: slirp4netns gives the cell a way out (tap0,
+	 * cell/slirp.c) and these prefixes get unreachable routes. */
+	bool net_full;
+	const struct hutch_net_block *blocks;
+	size_t nblocks;
 };
 
 #define HUTCH_PROXY_PORT 3128
@@ -82,7 +99,15 @@ struct hutch_cell {
 	int pidfd;     /* of init */
 	int report_fd; /* read: a hutch_cell_failure, or EOF once the program exec'd */
 	int status_fd; /* read: a struct hutch_cell_report, written by init */
+	pid_t slirp_pid;   /* network full: its slirp4netns (0: none) */
+	int slirp_exit_fd; /* closing it ends slirp4netns (when slirp_pid) */
 };
+
+/* Network policy full (cell/slirp.c): start slirp4netns for the cell whose
+ * init is cell_pid, wait until tap0 is up; cell->slirp_* are set. */
+int hutch_slirp_start(pid_t cell_pid, bool userns, struct hutch_cell *cell, struct hutch_err *err);
+/* Stop it (idempotent); hutch_cell_reap calls it. */
+void hutch_slirp_stop(struct hutch_cell *cell);
 
 /* Create the cell and start the program. On return the program may still
  * be setting up: read report_fd for the outcome of setup. Returns -1 (err
@@ -136,6 +161,9 @@ int hutch_ns_set_identity(struct hutch_err *err);
 int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err *err);
 int hutch_net_loopback_up(struct hutch_err *err);
 int hutch_net_proxy_listen(struct hutch_err *err);
+/* Network policy full: "unreachable" routes for these prefixes in the
+ * calling process's network namespace (needs CAP_NET_ADMIN there). */
+int hutch_net_block(const struct hutch_net_block *blocks, size_t n, struct hutch_err *err);
 int hutch_caps_drop_all(bool in_userns, struct hutch_err *err);
 int hutch_caps_keep_across_exec(struct hutch_err *err);
 int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *err);

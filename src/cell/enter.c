@@ -5,12 +5,14 @@
 #include <string.h>
 #include <sys/pidfd.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cell/cell.h"
 #include "sys/syscalls.h"
 #include "util/err.h"
+#include "util/fdpass.h"
 
 /*
  * hutch_cell_enter: one more program in a running cell (a session's shell
@@ -24,8 +26,9 @@
  *          └─ program: in the cell's pid namespace, set up exactly as the
  *             cell's own program (hutch_cell_run_program), then execve.
  *
- * Pipes as in spawn.c (go, report, status) plus `pid`, on which the waiter
- * sends the program's pid so the supervisor can signal its process group.
+ * Pipes as in spawn.c (go, report, status) plus `pid`, a socketpair on which
+ * the waiter sends the program's pid so the supervisor can signal its
+ * process group, with the connect watch's listener when spec asks for one.
  * Between clone() and execve() only async-signal-safe calls are made.
  */
 
@@ -52,6 +55,7 @@ static _Noreturn void run_waiter(int target_pidfd, const struct hutch_cell_spec 
 {
 	struct hutch_err err = {0, ""};
 	pid_t program;
+	int wfd = -1;
 	char go;
 
 	hutch_cell_reset_signals();
@@ -70,6 +74,9 @@ static _Noreturn void run_waiter(int target_pidfd, const struct hutch_cell_spec 
 		hutch_cell_child_fail(
 			p->report[1], "setns",
 			(hutch_err_set(&err, errno, "join the cell's namespaces"), &err));
+	/* joined, still privileged in the cell: the program inherits it */
+	if (spec->watch_fd_out && (wfd = hutch_seccomp_load_listener(spec->connwatch, &err)) < 0)
+		hutch_cell_child_fail(p->report[1], "connect watch", &err);
 	program = fork();
 	if (program < 0)
 		hutch_cell_child_fail(p->report[1], "fork",
@@ -79,7 +86,9 @@ static _Noreturn void run_waiter(int target_pidfd, const struct hutch_cell_spec 
 		close(p->pid[1]);
 		hutch_cell_run_program(spec, p->report[1]);
 	}
-	(void)!write(p->pid[1], &program, sizeof(program));
+	(void)hutch_send_fds(p->pid[1], &program, sizeof(program), &wfd, wfd >= 0 ? 1 : 0);
+	if (wfd >= 0)
+		close(wfd);
 	close(p->pid[1]);
 	close(p->report[1]);
 	/* The waiter is a copy of the supervisor: nothing in the cell can see it
@@ -115,7 +124,8 @@ int hutch_cell_enter(const struct hutch_cell *target, const struct hutch_cell_sp
 	if (target->pidfd < 0)
 		return hutch_err_setx(err, ESRCH, "the cell is not running");
 	if (pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0 ||
-	    pipe2(p.status, O_CLOEXEC) < 0 || pipe2(p.pid, O_CLOEXEC) < 0) {
+	    pipe2(p.status, O_CLOEXEC) < 0 ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p.pid) < 0) {
 		hutch_err_set(err, errno, "pipe");
 		close_all(&p);
 		return -1;
@@ -152,8 +162,15 @@ int hutch_cell_enter(const struct hutch_cell *target, const struct hutch_cell_sp
 		goto fail;
 	}
 	/* EOF here: the waiter failed before forking; its report says why */
-	if (read(p.pid[0], program, sizeof(*program)) != (ssize_t)sizeof(*program))
+	int wfd = -1;
+	int nfds = 0;
+	if (hutch_recv_fds(p.pid[0], program, sizeof(*program), &wfd, 1, &nfds) !=
+	    (ssize_t)sizeof(*program))
 		*program = 0;
+	if (spec->watch_fd_out)
+		*spec->watch_fd_out = nfds == 1 ? wfd : -1;
+	else if (nfds == 1)
+		close(wfd);
 	out->report_fd = p.report[0];
 	out->status_fd = p.status[0];
 	p.report[0] = p.status[0] = -1;

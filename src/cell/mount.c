@@ -79,7 +79,6 @@ static const struct gen_file etc_files[] = {
 	{"group", "root:x:0:\nsandbox:x:1000:\nnogroup:x:65534:\n"},
 	{"hostname", "hutch\n"},
 	{"hosts", "127.0.0.1\tlocalhost hutch\n::1\tlocalhost ip6-localhost ip6-loopback\n"},
-	{"resolv.conf", "# no network: hutch --net none\n"},
 };
 
 static const char *const dev_nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
@@ -113,13 +112,26 @@ static int setup_host_dirs(struct hutch_err *err)
 	return 0;
 }
 
-static int setup_etc(struct hutch_err *err)
+/* full: slirp4netns's DNS forwarder; otherwise nothing to ask */
+static int setup_resolv_conf(const struct hutch_cell_spec *spec, struct hutch_err *err)
+{
+	char dst[PATHBUF];
+
+	if (hutch_path_join(dst, NEWROOT "/etc", "resolv.conf", err) < 0)
+		return -1;
+	return hutch_make_file(dst,
+			       spec->net_full ? "# hutch --net full (slirp4netns)\nnameserver 10.0.2.3\n"
+					      : "# no name service: hutch --net none or allow:\n",
+			       0644, err);
+}
+
+static int setup_etc(const struct hutch_cell_spec *spec, struct hutch_err *err)
 {
 	char dst[PATHBUF];
 	char src[PATHBUF];
 
 	if (hutch_make_dir(NEWROOT "/etc", 0755, err) < 0 ||
-	    hutch_make_dir(NEWROOT "/etc/ssl", 0755, err) < 0)
+	    hutch_make_dir(NEWROOT "/etc/ssl", 0755, err) < 0 || setup_resolv_conf(spec, err) < 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(etc_files) / sizeof(etc_files[0]); i++) {
 		if (hutch_path_join(dst, NEWROOT "/etc", etc_files[i].path, err) < 0 ||
@@ -251,7 +263,7 @@ int hutch_mount_build_root(const struct hutch_cell_spec *spec, struct hutch_err 
 		return hutch_err_set(err, errno, "make mounts private");
 	if (mount("tmpfs", NEWROOT, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0)
 		return hutch_err_set(err, errno, "mount root tmpfs");
-	if (setup_host_dirs(err) < 0 || setup_etc(err) < 0 || setup_misc_dirs(err) < 0 ||
+	if (setup_host_dirs(err) < 0 || setup_etc(spec, err) < 0 || setup_misc_dirs(err) < 0 ||
 	    setup_dev(err) < 0)
 		return -1;
 	if (hutch_make_dir(NEWROOT "/proc", 0555, err) < 0 ||

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -8,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "cell/seccomp.h"
@@ -233,6 +235,55 @@ const struct hutch_seccomp_prog *hutch_seccomp_profile(struct hutch_err *err)
 		return NULL;
 	}
 	return &profile;
+}
+
+/* The connect watch: connect(), and sendto() with a destination (a datagram
+ * to an address; plain send() is sendto with NULL and stays out), go to the
+ * supervisor, which logs them and answers. Everything else passes. */
+static struct hutch_seccomp_prog watch;
+static struct hutch_err watch_err;
+static int watch_rc = -1;
+static pthread_once_t watch_once = PTHREAD_ONCE_INIT;
+
+static void compile_watch(void)
+{
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+	int rc;
+
+	if (!ctx) {
+		hutch_err_setx(&watch_err, ENOMEM, "seccomp_init failed");
+		return;
+	}
+	rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(connect), 0);
+	if (rc == 0)
+		rc = seccomp_rule_add(ctx, SCMP_ACT_NOTIFY, SCMP_SYS(sendto), 1,
+				      SCMP_A4(SCMP_CMP_NE, 0));
+	if (rc < 0)
+		hutch_err_set(&watch_err, -rc, "seccomp notify rule");
+	else if (export_bpf(ctx, &watch, &watch_err) == 0)
+		watch_rc = 0;
+	seccomp_release(ctx);
+}
+
+const struct hutch_seccomp_prog *hutch_seccomp_connwatch(struct hutch_err *err)
+{
+	pthread_once(&watch_once, compile_watch);
+	if (watch_rc < 0) {
+		if (err)
+			*err = watch_err;
+		return NULL;
+	}
+	return &watch;
+}
+
+int hutch_seccomp_load_listener(const struct hutch_seccomp_prog *prog, struct hutch_err *err)
+{
+	long fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+			  &prog->fprog);
+
+	if (fd < 0)
+		return hutch_err_set(err, errno, "load the connect watch filter");
+	return (int)fd;
 }
 
 int hutch_seccomp_load(const struct hutch_seccomp_prog *prog, struct hutch_err *err)

@@ -41,7 +41,7 @@ struct pipes {
 	int go[2];
 	int report[2];
 	int status[2];
-	int proxy[2]; /* a socketpair: init -> supervisor, the proxy's listener */
+	int handoff[2]; /* a socketpair: init -> supervisor, the proxy's listener and the connect watch's */
 };
 
 _Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err)
@@ -209,8 +209,8 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 	close(p->go[1]);
 	close(p->report[0]);
 	close(p->status[0]);
-	if (p->proxy[0] >= 0)
-		close(p->proxy[0]);
+	if (p->handoff[0] >= 0)
+		close(p->handoff[0]);
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
 		hutch_cell_child_fail(p->report[1], "pdeathsig",
 				      (hutch_err_set(&err, errno, "prctl"), &err));
@@ -222,21 +222,33 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 				      (hutch_err_set(&err, errno, "unshare"), &err));
 	if (hutch_ns_set_identity(&err) < 0)
 		hutch_cell_child_fail(p->report[1], "uts", &err);
-	if (hutch_net_loopback_up(&err) < 0)
+	if (hutch_net_loopback_up(&err) < 0 ||
+	    (spec->net_full && hutch_net_block(spec->blocks, spec->nblocks, &err) < 0))
 		hutch_cell_child_fail(p->report[1], "network", &err);
 	if (spec->proxy_fd_out) {
 		/* the listener must be in the cell's network namespace, where only
 		 * we can make it: made here, handed out, never kept */
 		int lfd = hutch_net_proxy_listen(&err);
-		if (lfd < 0 || hutch_send_fds(p->proxy[1], "p", 1, &lfd, 1) < 0)
+		if (lfd < 0 || hutch_send_fds(p->handoff[1], "p", 1, &lfd, 1) < 0)
 			hutch_cell_child_fail(
 				p->report[1], "proxy",
 				lfd < 0 ? &err
 					: (hutch_err_set(&err, errno, "send listener"), &err));
 		close(lfd);
 	}
-	if (p->proxy[1] >= 0)
-		close(p->proxy[1]);
+	if (spec->watch_fd_out) {
+		/* before the program is forked, so it inherits the filter; the
+		 * listener leaves the cell at once (whoever holds it answers) */
+		int wfd = hutch_seccomp_load_listener(spec->connwatch, &err);
+		if (wfd < 0 || hutch_send_fds(p->handoff[1], "w", 1, &wfd, 1) < 0)
+			hutch_cell_child_fail(
+				p->report[1], "connect watch",
+				wfd < 0 ? &err
+					: (hutch_err_set(&err, errno, "send listener"), &err));
+		close(wfd);
+	}
+	if (p->handoff[1] >= 0)
+		close(p->handoff[1]);
 	if (hutch_mount_build_root(spec, &err) < 0)
 		hutch_cell_child_fail(p->report[1], "rootfs", &err);
 	program = fork();
@@ -291,6 +303,18 @@ static void close_pair(int fds[2])
 	}
 }
 
+/* One fd init handed over, or -1. */
+static int recv_handoff(int sock)
+{
+	int fd = -1;
+	int nfds = 0;
+	char c = 0;
+
+	if (hutch_recv_fds(sock, &c, 1, &fd, 1, &nfds) <= 0 || nfds != 1)
+		return -1;
+	return fd;
+}
+
 static unsigned long clone_flags(const struct hutch_cell_spec *spec)
 {
 	/* DESIGN.md isolation defaults: every namespace; user only when we are
@@ -316,8 +340,8 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	cell->pidfd = cell->report_fd = cell->status_fd = -1;
 	if (pipe2(p.go, O_CLOEXEC) < 0 || pipe2(p.report, O_CLOEXEC) < 0 ||
 	    pipe2(p.status, O_CLOEXEC) < 0 ||
-	    (spec->proxy_fd_out &&
-	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p.proxy) < 0)) {
+	    ((spec->proxy_fd_out || spec->watch_fd_out) &&
+	     socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p.handoff) < 0)) {
 		hutch_err_set(err, errno, "pipe");
 		goto out_close;
 	}
@@ -336,9 +360,9 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	close(p.report[1]);
 	close(p.status[1]);
 	p.go[0] = p.report[1] = p.status[1] = -1;
-	if (p.proxy[1] >= 0)
-		close(p.proxy[1]);
-	p.proxy[1] = -1;
+	if (p.handoff[1] >= 0)
+		close(p.handoff[1]);
+	p.handoff[1] = -1;
 	cell->pidfd = pidfd_open(pid, 0);
 	if (cell->pidfd < 0) {
 		hutch_err_set(err, errno, "pidfd_open");
@@ -350,6 +374,8 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	if (spec->cgroup && spec->cgroup->version &&
 	    hutch_cgroup_attach(spec->cgroup, pid, err) < 0)
 		goto out_kill;
+	if (spec->net_full && hutch_slirp_start(pid, spec->use_userns, cell, err) < 0)
+		goto out_kill;
 	if (write(p.go[1], &go, 1) != 1) {
 		hutch_err_set(err, errno, "start cell");
 		goto out_kill;
@@ -357,22 +383,19 @@ int hutch_cell_spawn(const struct hutch_cell_spec *spec, struct hutch_cell *cell
 	close(p.go[1]);
 	cell->report_fd = p.report[0];
 	cell->status_fd = p.status[0];
-	if (spec->proxy_fd_out) {
-		/* EOF instead: init failed first; its report says why */
-		int nfds = 0;
-		char c = 0;
-		*spec->proxy_fd_out = -1;
-		if (hutch_recv_fds(p.proxy[0], &c, 1, spec->proxy_fd_out, 1, &nfds) <= 0 ||
-		    nfds != 1)
-			*spec->proxy_fd_out = -1;
-		close_pair(p.proxy);
-	}
+	/* in init's order; EOF instead: init failed first, its report says why */
+	if (spec->proxy_fd_out)
+		*spec->proxy_fd_out = recv_handoff(p.handoff[0]);
+	if (spec->watch_fd_out)
+		*spec->watch_fd_out = recv_handoff(p.handoff[0]);
+	close_pair(p.handoff);
 	return 0;
 
 out_kill:
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);
 	cell->pid = 0;
+	hutch_slirp_stop(cell);
 	if (cell->pidfd >= 0)
 		close(cell->pidfd);
 	cell->pidfd = -1;
@@ -380,7 +403,7 @@ out_close:
 	close_pair(p.go);
 	close_pair(p.report);
 	close_pair(p.status);
-	close_pair(p.proxy);
+	close_pair(p.handoff);
 	return -1;
 }
 
@@ -401,6 +424,7 @@ int hutch_cell_reap(struct hutch_cell *cell, struct rusage *ru)
 			;
 	}
 	cell->pid = 0;
+	hutch_slirp_stop(cell);
 	if (cell->pidfd >= 0)
 		close(cell->pidfd);
 	if (cell->report_fd >= 0)

@@ -16,6 +16,7 @@
 #include "cell/zygote.h"
 #include "sys/syscalls.h"
 #include "util/err.h"
+#include "util/fdpass.h"
 
 /* See zygote.h for the shape. Everything between fork and exec or _exit is
  * child-only code: async-signal-safe calls, no malloc. */
@@ -147,6 +148,12 @@ static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch
 	 * still holds CAP_SYS_ADMIN, which allows it without no_new_privs. */
 	if (hutch_seccomp_load(spec->seccomp, err) < 0)
 		_exit(127);
+	/* the connect watch: C inherits the filter, the pool gets the
+	 * listener (cell/connwatch.h) */
+	int wfd = hutch_seccomp_load_listener(spec->connwatch, err);
+	if (wfd < 0 || hutch_send_fds(spec->chan_fd, "w", 1, &wfd, 1) < 0)
+		_exit(127);
+	close(wfd);
 	c = fork();
 	if (c < 0)
 		_exit(127);

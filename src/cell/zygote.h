@@ -46,6 +46,8 @@ struct hutch_zygote_fork {
 	uint64_t disk_bytes;	 /* size of the fresh writable tmpfs */
 	bool use_userns;
 	const struct hutch_seccomp_prog *seccomp; /* for B */
+	/* B loads it with a listener and sends the listener on chan_fd ("w") */
+	const struct hutch_seccomp_prog *connwatch;
 };
 
 /* In a zygote: make B and C. Returns B's pid (> 0, in the zygote's pid

@@ -39,9 +39,11 @@ static const char run_usage[] =
 	"  --workdir DIR          working directory under /workspace (default /workspace)\n"
 	"  --stdin FILE           file to give the program as stdin ('-' for ours)\n"
 	"  --template NAME        root filesystem template (default and only: host)\n"
-	"  --net POLICY           none (default: loopback only), or "
+	"  --net POLICY           none (default: loopback only); "
 	"allow:DOMAIN,*.DOMAIN,IP[:PORT]\n"
-	"                         (egress only through hutch's proxy; see docs/network.md)\n"
+	"                         (egress only through hutch's proxy); or full (any public\n"
+	"                         address, no ingress; see docs/network.md)\n"
+	"  --net-allow-private    with full: private ranges, metadata and host addresses too\n"
 	"  --net-connections N, --net-bytes-out SIZE, --net-bytes-in SIZE\n"
 	"                         caps of allow: per run (default 256, 256M, 1G)\n"
 
@@ -78,6 +80,7 @@ enum opt {
 	OPT_NET,
 	OPT_LABEL,
 	OPT_COLD,
+	OPT_NET_PRIVATE,
 	OPT_LOG_LEVEL,
 };
 
@@ -106,6 +109,7 @@ static const struct option options[] = {
 	{"net", required_argument, NULL, OPT_NET},
 	{"label", required_argument, NULL, OPT_LABEL},
 	{"cold", no_argument, NULL, OPT_COLD},
+	{"net-allow-private", no_argument, NULL, OPT_NET_PRIVATE},
 	{"log-level", required_argument, NULL, OPT_LOG_LEVEL},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -247,6 +251,9 @@ static int parse_one(struct run_opts *o, int code, const char *arg)
 		return set_string(&o->req.net, arg);
 	case OPT_COLD:
 		o->req.want_cold = true;
+		return 0;
+	case OPT_NET_PRIVATE:
+		o->req.net_allow_private = true;
 		return 0;
 	case OPT_LOG_LEVEL:
 		rc = hutch_log_parse_level(arg);

@@ -29,7 +29,8 @@
 static const char usage[] =
 	"usage: hutch session new --lang python|node|bash [--memory SIZE] [--pids N]\n"
 	"                         [--disk SIZE] [--timeout DUR] [--idle-timeout DUR]\n"
-	"                         [--ttl DUR] [--env NAME=VALUE]... [--net none|allow:LIST]\n"
+	"                         [--ttl DUR] [--env NAME=VALUE]... [--net none|allow:LIST|full]\n"
+	"                         [--net-allow-private]\n"
 	"       hutch session net ID none|allow:LIST        (change a live session's policy)\n"
 	"       hutch session exec ID CODE|-   [--timeout DUR]  (the kernel's language)\n"
 	"       hutch session sh ID COMMAND    [--timeout DUR]  (bash -c in the session)\n"
@@ -218,6 +219,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 		{"background", no_argument, NULL, 'b'},
 		{"close", no_argument, NULL, 'C'},
 		{"net", required_argument, NULL, 'N'},
+		{"net-allow-private", no_argument, NULL, 'V'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -288,6 +290,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, json_t *limits)
 			break;
 		case 'N':
 			json_object_set_new(o->req, "network", json_string(optarg));
+			break;
+		case 'V':
+			json_object_set_new(o->req, "network_allow_private", json_true());
 			break;
 		case 'h':
 			fputs(usage, stdout);

@@ -7,9 +7,11 @@
 #include "cell/cell.h"
 #include "run/engine.h"
 #include "run/netpolicy.h"
+#include "run/netwatch.h"
 #include "run/path.h"
 #include "run/proxy.h"
 #include "run/runner.h"
+#include "util/err.h"
 
 /*
  * The cold path: one request, one fresh cell built from nothing —
@@ -47,6 +49,7 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	char **envp = hutch_runner_build_env(req);
 	struct hutch_net_policy policy;
 	int proxy_fd = -1;
+	int watch_fd = -1;
 	size_t nfiles = 0;
 	struct hutch_file *files = hutch_runner_build_files(req, &nfiles);
 	char workdir[1100];
@@ -87,6 +90,18 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		envp = hutch_proxy_env(envp);
 		spec.envp = envp;
 	}
+	policy.allow_private = req->net_allow_private;
+	struct hutch_net_block blocks[HUTCH_NET_MAX_BLOCKS];
+	if (policy.mode == HUTCH_NET_FULL) {
+		spec.net_full = true;
+		spec.blocks = blocks;
+		spec.nblocks = hutch_net_full_blocks(&policy, blocks, HUTCH_NET_MAX_BLOCKS);
+	}
+	/* every connect the program makes is seen (and answered) by the engine */
+	spec.connwatch = hutch_seccomp_connwatch(err);
+	spec.watch_fd_out = &watch_fd;
+	if (!spec.connwatch)
+		spec.seccomp = NULL;
 	if (spec.seccomp)
 		rc = hutch_cell_spawn(&spec, &c->cell, err);
 	if (rc == 0 && spec.proxy_fd_out && proxy_fd >= 0) {
@@ -97,6 +112,12 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		if (!c->slot)
 			rc = -1; /* the engine kills the cell */
 	}
+	if (rc == 0 && watch_fd < 0) {
+		hutch_err_setx(err, EIO, "the cell did not hand over its connect watch");
+		rc = -1;
+	}
+	if (rc == 0)
+		c->watch = hutch_netwatch_new(watch_fd, &policy, c->res->id);
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i].path);
 	free(files);

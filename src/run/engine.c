@@ -15,6 +15,7 @@
 #include "run/capture.h"
 #include "run/errparse.h"
 #include "run/lang.h"
+#include "run/netwatch.h"
 #include "run/path.h"
 #include "run/engine.h"
 #include "run/runner.h"
@@ -273,12 +274,14 @@ static void supervise(struct hutch_engine *c)
 	uint64_t exit_grace = 0;
 
 	while (!c->init_exited || c->out_fd >= 0 || c->err_fd >= 0) {
-		struct pollfd pfd[4] = {{c->out_fd, POLLIN, 0},
+		struct pollfd pfd[5] = {{c->out_fd, POLLIN, 0},
 					{c->err_fd, POLLIN, 0},
 					{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
 					/* a full hangup only: a client that
 					 * half-closed still reads the result */
-					{c->cancelled ? -1 : c->cancel_fd, 0, 0}};
+					{c->cancelled ? -1 : c->cancel_fd, 0, 0},
+					{c->watch && !c->watch_gone ? hutch_netwatch_fd(c->watch) : -1,
+					 POLLIN, 0}};
 		uint64_t now = hutch_now_us();
 		int timeout_ms;
 
@@ -307,8 +310,12 @@ static void supervise(struct hutch_engine *c)
 			timeout_ms = 20;
 		if (exit_grace && timeout_ms > 100)
 			timeout_ms = 100;
-		if (poll(pfd, 4, timeout_ms) < 0 && errno != EINTR)
+		if (poll(pfd, 5, timeout_ms) < 0 && errno != EINTR)
 			break;
+		if (pfd[4].revents & POLLIN)
+			hutch_netwatch_serve(c->watch);
+		else if (pfd[4].revents)
+			c->watch_gone = true; /* no process left under the filter */
 		if (c->out_fd >= 0 && pfd[0].revents)
 			drain(c, &c->out_fd, &c->out);
 		if (c->err_fd >= 0 && pfd[1].revents)
@@ -457,6 +464,12 @@ static void finish(struct hutch_engine *c, uint64_t t_end_run)
 	classify(c, &st);
 	if (c->ops->release(c, &e) < 0 && res->status != HUTCH_STATUS_SANDBOX_ERROR)
 		snprintf(res->enforced.note, sizeof(res->enforced.note), "%s", e.msg);
+	if (c->watch) {
+		size_t mark = 0;
+		hutch_egress_merge(&res->egress_json, hutch_netwatch_log_since(c->watch, &mark));
+		hutch_netwatch_free(c->watch);
+		c->watch = NULL;
+	}
 	hutch_capture_finish(&c->out, &res->out);
 	hutch_capture_finish(&c->err, &res->err);
 	runtime_error(c);

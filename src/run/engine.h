@@ -52,6 +52,9 @@ struct hutch_engine {
 	int stdin_from_hooks; /* hooks->stdin_fd, or -1 */
 	struct hutch_cell_report report;
 	void *slot; /* the path's own per-run state (a pool entry) */
+	/* the connect watch, when start set one up (run/netwatch.h) */
+	struct hutch_netwatch *watch;
+	bool watch_gone;
 };
 
 int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec_request *req,

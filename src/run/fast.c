@@ -6,6 +6,7 @@
 
 #include "run/engine.h"
 #include "run/fast.h"
+#include "run/netwatch.h"
 #include "run/zproto.h"
 #include "util/err.h"
 #include "util/fdpass.h"
@@ -92,7 +93,11 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	c->cell.pidfd = e->pidfd;
 	c->cell.report_fd = e->chan;
 	c->cell.status_fd = e->status_fd;
-	e->pidfd = e->chan = e->status_fd = -1;
+	if (e->watch_fd >= 0) {
+		struct hutch_net_policy none = {.mode = HUTCH_NET_NONE};
+		c->watch = hutch_netwatch_new(e->watch_fd, &none, c->res->id);
+	}
+	e->pidfd = e->chan = e->status_fd = e->watch_fd = -1;
 	return 0;
 }
 

@@ -124,9 +124,13 @@ int hutch_net_policy_parse(const char *text, struct hutch_net_policy *p, struct 
 	memset(p, 0, sizeof(*p));
 	if (!text || strcmp(text, "none") == 0)
 		return 0;
+	if (strcmp(text, "full") == 0) {
+		p->mode = HUTCH_NET_FULL;
+		return 0;
+	}
 	if (strncmp(text, "allow:", 6) != 0)
 		return hutch_err_setx(err, EINVAL,
-				      "network policy '%.80s' is not supported yet (known: none, "
+				      "unknown network policy '%.80s' (known: none, full, "
 				      "allow:DOMAIN,...)",
 				      text);
 	p->mode = HUTCH_NET_ALLOW;

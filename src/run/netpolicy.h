@@ -1,4 +1,4 @@
-/* Network policies of a request (`net`): "none", or "allow:LIST" where LIST
+/* Network policies of a request (`net`): "none", "full", or "allow:LIST" where LIST
  * is comma-separated domains ("pypi.org", "*.example.com"), IP literals
  * ("203.0.113.7", "[2001:db8::1]"), each optionally with ":port". Pure. */
 #ifndef HUTCH_RUN_NETPOLICY_H
@@ -12,7 +12,7 @@
 #define HUTCH_NET_MAX_RULES 64
 #define HUTCH_NET_NAME_MAX  253
 
-enum hutch_net_mode { HUTCH_NET_NONE, HUTCH_NET_ALLOW };
+enum hutch_net_mode { HUTCH_NET_NONE, HUTCH_NET_ALLOW, HUTCH_NET_FULL };
 
 struct hutch_net_rule {
 	char name[HUTCH_NET_NAME_MAX + 1]; /* lower case; for "*.x.org", "x.org" */
@@ -25,6 +25,9 @@ struct hutch_net_policy {
 	enum hutch_net_mode mode;
 	struct hutch_net_rule rules[HUTCH_NET_MAX_RULES];
 	int nrules;
+	/* full: private ranges, metadata and the host's own addresses are
+	 * reachable too (the request's network_allow_private) */
+	bool allow_private;
 };
 
 /* Parse a request's `net` (NULL means "none"). -1 with err naming the

@@ -172,6 +172,7 @@ void hutch_pool_entry_release(struct hutch_pool_entry *e)
 	close_fd(&e->pidfd);
 	close_fd(&e->chan);
 	close_fd(&e->status_fd);
+	close_fd(&e->watch_fd);
 }
 
 /* Open cgroup.procs of each hierarchy of cg, for the zygote's A to attach B. */
@@ -219,15 +220,19 @@ static int ask_zygote(struct hutch_pool *p, const struct hutch_zmsg_fork *msg, c
 	return -1;
 }
 
-/* The new cell's two messages: B's hello, which carries its pid as we see
- * it (the zygote's answer is in its own namespace), then C's, once it is
- * warm and locked down. */
-static int wait_ready(int chan, pid_t *pid, struct hutch_err *err)
+/* The new cell's three messages: B's hello, which carries its pid as we
+ * see it (the zygote's answer is in its own namespace), B's connect watch
+ * listener, then C's, once it is warm and locked down. */
+static int wait_ready(int chan, pid_t *pid, int *watch_fd, struct hutch_err *err)
 {
 	char hello = 0;
+	int nfds = 0;
 
 	if (hutch_recv_pid(chan, &hello, 1, pid) != 1 || *pid <= 0)
 		return hutch_err_setx(err, ECHILD, "the new cell died while it was set up");
+	if (hutch_recv_fds(chan, &hello, 1, watch_fd, 1, &nfds) != 1 || nfds != 1 ||
+	    hello != 'w')
+		return hutch_err_setx(err, ECHILD, "the new cell sent no connect watch");
 	if (read(chan, &hello, 1) != 1 || hello != 'c')
 		return hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
 	return 0;
@@ -246,7 +251,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	int ncg = 0;
 
 	memset(e, 0, sizeof(*e));
-	e->pidfd = e->chan = e->status_fd = -1;
+	e->pidfd = e->chan = e->status_fd = e->watch_fd = -1;
 	e->disk_bytes = POOL_DISK;
 	pthread_mutex_lock(&p->mu);
 	snprintf(name, sizeof(name), "%d.z%llu", getpid(), (unsigned long long)++p->seq);
@@ -281,7 +286,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 		close(fds[i]);
 	close_fd(&chan[1]);
 	close_fd(&status[1]);
-	if (rc < 0 || wait_ready(chan[0], &pid, err) < 0)
+	if (rc < 0 || wait_ready(chan[0], &pid, &e->watch_fd, err) < 0)
 		goto out_fail;
 	e->pid = pid;
 	e->pidfd = pidfd_open(e->pid, 0);
@@ -298,6 +303,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	return 0;
 
 out_fail:
+	close_fd(&e->watch_fd);
 	close_fd(&chan[0]);
 	close_fd(&chan[1]);
 	close_fd(&status[0]);

@@ -18,6 +18,7 @@ struct hutch_pool_entry {
 	int pidfd;
 	int chan;
 	int status_fd;
+	int watch_fd; /* the connect watch's listener (cell/connwatch.h) */
 	uint64_t disk_bytes;
 	struct hutch_cgroup cg;
 	char cg_note[160];

@@ -92,13 +92,11 @@ static bool v4_in(uint32_t a, uint32_t net, int bits)
 	return (a & mask) == (net & mask);
 }
 
-static const char *forbidden_v4(uint32_t a)
-{
-	static const struct {
-		uint32_t net;
-		int bits;
-		const char *why;
-	} ranges[] = {
+static const struct {
+	uint32_t net;
+	int bits;
+	const char *why;
+} ranges[] = {
 		{0x00000000, 8, "unspecified"},
 		{0x7f000000, 8, "loopback"},
 		{0x0a000000, 8, "private"},
@@ -108,12 +106,30 @@ static const char *forbidden_v4(uint32_t a)
 		{0xa9fe0000, 16, "link-local (cloud metadata)"},
 		{0xe0000000, 4, "multicast"},
 		{0xf0000000, 4, "reserved"},
-	};
+};
 
+static const char *forbidden_v4(uint32_t a)
+{
 	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]); i++)
 		if (v4_in(a, ranges[i].net, ranges[i].bits))
 			return ranges[i].why;
 	return NULL;
+}
+
+size_t hutch_proxy_forbidden_v4(struct hutch_net_block *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(ranges) / sizeof(ranges[0]) && n < max; i++) {
+		if (ranges[i].net == 0x7f000000)
+			continue; /* the cell's own loopback */
+		uint32_t be = htonl(ranges[i].net);
+		out[n].family = AF_INET;
+		memcpy(out[n].addr, &be, 4);
+		out[n].prefix = (unsigned char)ranges[i].bits;
+		n++;
+	}
+	return n;
 }
 
 const char *hutch_proxy_forbidden(const struct sockaddr *sa)

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <sys/socket.h>
 
+#include "cell/cell.h"
 #include "hutch.h"
 #include "run/netpolicy.h"
 
@@ -35,5 +36,7 @@ json_t *hutch_proxy_log_since(struct hutch_proxy *p, size_t *mark);
 /* Why a destination address may not be reached unless listed as an IP
  * ("loopback", "private", ...), or NULL. sa is AF_INET or AF_INET6. */
 const char *hutch_proxy_forbidden(const struct sockaddr *sa);
+/* The same IPv4 ranges (loopback aside) as prefixes, for routes. */
+size_t hutch_proxy_forbidden_v4(struct hutch_net_block *out, size_t max);
 
 #endif

@@ -282,6 +282,9 @@ int hutch_request_validate(const struct hutch_exec_request *req, struct hutch_er
 	struct hutch_net_policy policy;
 	if (hutch_net_policy_parse(req->net, &policy, err) < 0)
 		return -1;
+	if (req->net_allow_private && policy.mode != HUTCH_NET_FULL)
+		return hutch_err_setx(err, EINVAL,
+				      "network_allow_private applies only to network 'full'");
 	if (req->stdin_len > HUTCH_MAX_STDIN)
 		return hutch_err_setx(err, EFBIG, "stdin is %zu bytes; the limit is %llu",
 				      req->stdin_len, (unsigned long long)HUTCH_MAX_STDIN);

@@ -260,6 +260,12 @@ static int parse_field(const char *key, json_t *v, struct hutch_exec_request *re
 		return get_cstr(v, key, &req->session_id, err);
 	if (strcmp(key, "limits") == 0)
 		return parse_limits(v, &req->limits, err);
+	if (strcmp(key, "network_allow_private") == 0) {
+		if (!json_is_boolean(v))
+			return type_error(err, key, "true or false");
+		req->net_allow_private = json_is_true(v);
+		return 0;
+	}
 	if (strcmp(key, "cold") == 0) {
 		if (!json_is_boolean(v))
 			return type_error(err, key, "true or false");

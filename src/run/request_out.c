@@ -99,6 +99,8 @@ char *hutch_request_to_json(const struct hutch_exec_request *req)
 		json_object_set_new(o, "network", json_string(req->net));
 	if (req->session_id)
 		json_object_set_new(o, "session_id", json_string(req->session_id));
+	if (req->net_allow_private)
+		json_object_set_new(o, "network_allow_private", json_true());
 	if (req->want_cold)
 		json_object_set_new(o, "cold", json_true());
 	json_object_set_new(o, "limits", limits_json(&req->limits));

@@ -16,6 +16,7 @@
 #include "cell/seccomp.h"
 #include "run/engine.h"
 #include "run/path.h"
+#include "run/netwatch.h"
 #include "run/proxy.h"
 #include "run/runner.h"
 #include "session/session.h"
@@ -195,6 +196,12 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		spec.stdin_fd = spec.stdout_fd = spec.stderr_fd = slave;
 		spec.tty = true;
 	}
+	/* what the command tries on its own is seen as for the kernel */
+	int watch_fd = -1;
+	spec.connwatch = hutch_seccomp_connwatch(err);
+	spec.watch_fd_out = &watch_fd;
+	if (!spec.connwatch)
+		spec.seccomp = NULL;
 	if (s->kernel_pid > 0)
 		target.pidfd = pidfd_open(s->kernel_pid, 0);
 	if (target.pidfd < 0)
@@ -207,6 +214,15 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		close(slave);
 	hutch_runner_free_strv(argv);
 	hutch_runner_free_strv(envp);
+	if (job.rc == 0 && watch_fd >= 0) {
+		struct hutch_net_policy policy;
+		struct hutch_err perr;
+		if (hutch_session_net_policy(s, &policy, &perr) < 0)
+			policy.mode = HUTCH_NET_NONE; /* checked when the session was made */
+		c->watch = hutch_netwatch_new(watch_fd, &policy, c->res->id);
+	} else if (watch_fd >= 0) {
+		close(watch_fd);
+	}
 	if (job.rc == 0 && cmd->master >= 0) {
 		cmd->relay_out = fcntl(out_w, F_DUPFD_CLOEXEC, 3);
 		if (cmd->relay_out >= 0 && pthread_create(&cmd->relay, NULL, relay_main, cmd) == 0)
@@ -249,11 +265,9 @@ int hutch_session_command(struct hutch_session *s, struct hutch_exec_request *re
 	};
 	int rc = hutch_engine_run(&ops, req, hooks, res, err);
 
-	if (rc == 0 && s->proxy) { /* what it tried through the session's proxy */
-		json_t *egress = hutch_proxy_log_since(s->proxy, &s->egress_mark);
-		res->egress_json = json_dumps(egress, JSON_COMPACT);
-		json_decref(egress);
-	}
+	if (rc == 0 && s->proxy) /* what it tried through the session's proxy */
+		hutch_egress_merge(&res->egress_json,
+				   hutch_proxy_log_since(s->proxy, &s->egress_mark));
 
 	/* whatever the command left in its process group ends with it */
 	if (cmd.program > 0)

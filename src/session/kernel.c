@@ -12,6 +12,7 @@
 #include "cell/seccomp.h"
 #include "run/capture.h"
 #include "run/netpolicy.h"
+#include "run/netwatch.h"
 #include "run/proxy.h"
 #include "run/runner.h"
 #include "session/session.h"
@@ -314,6 +315,7 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 	char **envp = hutch_runner_build_env(&s->conf);
 	struct hutch_net_policy policy;
 	int proxy_fd = -1;
+	int watch_fd = -1;
 	const struct hutch_limits *l = &s->conf.limits;
 	int rc = -1;
 
@@ -322,7 +324,7 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		goto out;
 	}
 	if (open_fds(&f, src, s->language, err) < 0 || make_cgroup(s, err) < 0 ||
-	    hutch_net_policy_parse(s->conf.net, &policy, err) < 0)
+	    hutch_session_net_policy(s, &policy, err) < 0)
 		goto out;
 	struct hutch_cell_spec spec = {
 		.use_userns = !hutch_cell_is_privileged(),
@@ -344,8 +346,16 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		.has_control_fd = true,
 		.control_fd = f.sp[1],
 	};
-	if (!spec.seccomp)
+	spec.connwatch = hutch_seccomp_connwatch(err);
+	spec.watch_fd_out = &watch_fd;
+	if (!spec.seccomp || !spec.connwatch)
 		goto out;
+	struct hutch_net_block blocks[HUTCH_NET_MAX_BLOCKS];
+	if (policy.mode == HUTCH_NET_FULL) {
+		spec.net_full = true;
+		spec.blocks = blocks;
+		spec.nblocks = hutch_net_full_blocks(&policy, blocks, HUTCH_NET_MAX_BLOCKS);
+	}
 	if (policy.mode == HUTCH_NET_ALLOW) {
 		spec.proxy_fd_out = &proxy_fd;
 		spec.envp = envp = hutch_proxy_env(envp);
@@ -363,6 +373,15 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 	fcntl(s->err, F_SETFL, O_NONBLOCK);
 	s->inbuf.len = 0;
 	s->state = SESSION_RUNNING;
+	if (watch_fd >= 0) { /* the kernel connects between calls too: a thread */
+		s->watch_mark = 0;
+		s->watch = hutch_netwatch_new(watch_fd, &policy, s->id);
+		if (hutch_netwatch_start_thread(s->watch) < 0) {
+			hutch_err_setx(err, EAGAIN, "cannot start the connect watch thread");
+			hutch_kernel_stop(s);
+			goto out;
+		}
+	}
 	if ((proxy_fd >= 0 && start_proxy(s, proxy_fd, &policy, err) < 0) ||
 	    check_setup(s, err) < 0 || await_ready(s, err) < 0) {
 		hutch_kernel_stop(s);
@@ -390,6 +409,8 @@ void hutch_kernel_stop(struct hutch_session *s)
 	s->kernel_pid = 0;
 	json_decref(hutch_proxy_stop(s->proxy)); /* NULL: nothing to stop */
 	s->proxy = NULL;
+	hutch_netwatch_free(s->watch);
+	s->watch = NULL;
 	close_fd(&s->out);
 	close_fd(&s->err);
 	hutch_buf_release(&s->inbuf);
@@ -637,11 +658,12 @@ int hutch_kernel_exec(struct hutch_session *s, const char *code, uint64_t timeou
 	hutch_capture_release(&c.out);
 	hutch_capture_release(&c.err);
 	json_object_set_new(extra, "display", c.displays);
-	if (s->proxy) {
-		json_t *egress = hutch_proxy_log_since(s->proxy, &s->egress_mark);
-		res->egress_json = json_dumps(egress, JSON_COMPACT);
-		json_decref(egress);
-	}
+	if (s->proxy)
+		hutch_egress_merge(&res->egress_json,
+				   hutch_proxy_log_since(s->proxy, &s->egress_mark));
+	if (s->watch)
+		hutch_egress_merge(&res->egress_json,
+				   hutch_netwatch_log_since(s->watch, &s->watch_mark));
 	res->extra_json = json_dumps(extra, JSON_COMPACT);
 	json_decref(extra);
 	json_decref(c.done);

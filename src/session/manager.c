@@ -80,6 +80,15 @@ int hutch_session_save_meta(const struct hutch_session *s, struct hutch_err *err
 	return 0;
 }
 
+int hutch_session_net_policy(const struct hutch_session *s, struct hutch_net_policy *policy,
+			     struct hutch_err *err)
+{
+	if (hutch_net_policy_parse(s->conf.net, policy, err) < 0)
+		return -1;
+	policy->allow_private = s->conf.net_allow_private;
+	return 0;
+}
+
 /* --- the table --- */
 
 static struct hutch_session *session_alloc(struct hutch_sessions *m, const char *id)

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "run/netpolicy.h"
+#include "run/netwatch.h"
 #include "run/proxy.h"
 #include "session/files.h"
 #include "session/session.h"
@@ -95,8 +96,16 @@ static int get_ms(json_t *req, const char *key, uint64_t *out, struct hutch_err 
 
 static char *op_new(struct hutch_sessions *m, json_t *req, struct hutch_err *err)
 {
-	static const char *const keys[] = {"op",      "language",	 "limits", "env", "labels",
-					   "network", "idle_timeout_ms", "ttl_ms", NULL};
+	static const char *const keys[] = {"op",
+					   "language",
+					   "limits",
+					   "env",
+					   "labels",
+					   "network",
+					   "network_allow_private",
+					   "idle_timeout_ms",
+					   "ttl_ms",
+					   NULL};
 	struct hutch_exec_request conf;
 	uint64_t idle = 0;
 	uint64_t ttl = 0;
@@ -359,11 +368,24 @@ static char *op_net(struct hutch_session *s, json_t *req, struct hutch_err *err)
 	if (check_keys(req, keys, err) < 0 || need_str(req, "network", &net, err) < 0 ||
 	    hutch_net_policy_parse(net, &policy, err) < 0)
 		return NULL;
+	struct hutch_net_policy now;
+	if (hutch_session_net_policy(s, &now, err) < 0)
+		return NULL;
+	if ((now.mode == HUTCH_NET_FULL) != (policy.mode == HUTCH_NET_FULL))
+		return hutch_err_setx(err, ENOTSUP,
+				      "network 'full' is chosen when the session is made (its "
+				      "network stack is set up then); a session can switch between "
+				      "none and allow: only"),
+		       NULL;
+	if (policy.mode == HUTCH_NET_FULL)
+		return ok_json(json_pack("{s:s}", "network", net));
 	if (!s->proxy && policy.mode == HUTCH_NET_ALLOW)
 		return hutch_err_setx(err, ENOTSUP,
 				      "this session was created with net none: it has no proxy to "
 				      "allow through (create it with --net allow:...)"),
 		       NULL;
+	if (s->watch)
+		hutch_netwatch_set_policy(s->watch, &policy);
 	if (s->proxy) {
 		policy.mode = HUTCH_NET_ALLOW; /* none: an empty allowlist */
 		hutch_proxy_set_policy(s->proxy, &policy);

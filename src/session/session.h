@@ -23,6 +23,7 @@
 #include "cell/cell.h"
 #include "cell/cgroup.h"
 #include "hutch.h"
+#include "run/netpolicy.h"
 #include "util/buf.h"
 
 enum session_state { SESSION_RUNNING, SESSION_PAUSED, SESSION_DEAD };
@@ -56,6 +57,8 @@ struct hutch_session {
 	struct hutch_buf inbuf;	   /* partial frames from ctl */
 	struct hutch_proxy *proxy; /* network policy allow: (run/proxy.c), or NULL */
 	size_t egress_mark;	   /* proxy log entries already given to a result */
+	struct hutch_netwatch *watch; /* the kernel's direct connects (run/netwatch.c) */
+	size_t watch_mark;
 
 	struct hutch_session_cmd *cmds; /* background commands (commands.c), under lock */
 
@@ -85,6 +88,9 @@ struct hutch_session *hutch_session_get(struct hutch_sessions *m, const char *id
 					struct hutch_err *err);
 void hutch_session_put(struct hutch_sessions *m, struct hutch_session *s);
 int hutch_session_save_meta(const struct hutch_session *s, struct hutch_err *err);
+/* The session's network policy, from its configuration. */
+int hutch_session_net_policy(const struct hutch_session *s, struct hutch_net_policy *policy,
+			     struct hutch_err *err);
 json_t *hutch_session_info(struct hutch_session *s);
 
 /* kernel.c: the kernel process and its protocol. Callers hold s->lock. */

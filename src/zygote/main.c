@@ -34,6 +34,7 @@
 #define CTRL_FD 3
 
 static const struct hutch_seccomp_prog *seccomp_prog;
+static const struct hutch_seccomp_prog *connwatch_prog;
 
 static _Noreturn void fail(int chan, const char *step, struct hutch_err *err)
 {
@@ -192,7 +193,8 @@ static void handle_fork(const struct hutch_zmsg_fork *msg, int *fds, int nfds)
 	struct hutch_zmsg_forked reply = {'P', -1, {0, ""}};
 	struct hutch_zygote_fork spec = {.disk_bytes = msg->disk_bytes,
 					 .use_userns = geteuid() != 0,
-					 .seccomp = seccomp_prog};
+					 .seccomp = seccomp_prog,
+					 .connwatch = connwatch_prog};
 	pid_t pid = -1;
 
 	for (int i = 0; i < 8; i++)
@@ -228,7 +230,9 @@ int main(int argc, char **argv)
 	/* The zygote is never interesting to read: no core, no ptrace. */
 	(void)prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	seccomp_prog = hutch_seccomp_profile(&err);
-	if (!seccomp_prog) {
+	if (seccomp_prog)
+		connwatch_prog = hutch_seccomp_connwatch(&err);
+	if (!seccomp_prog || !connwatch_prog) {
 		fprintf(stderr, "hutch-zygote: %s\n", err.msg);
 		return 1;
 	}

@@ -42,7 +42,7 @@ bad "--lang: 'cobol' is not one of" --lang cobol -c 'x'
 bad "-c needs --lang" -c 'print(1)'
 bad "missing command" --timeout 5
 bad "option '--bogus' is unknown" --bogus -- true
-bad "network policy 'full' is not supported yet" --net full -- true
+bad "unknown network policy 'wide'" --net wide -- true
 bad "template 'ubuntu' does not exist" --template ubuntu -- true
 bad "--log-level: 'loud'" --log-level loud -- true
 

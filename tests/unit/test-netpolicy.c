@@ -5,6 +5,7 @@
 
 #include "tap.h"
 #include "run/netpolicy.h"
+#include "run/netwatch.h"
 #include "run/proxy.h"
 
 static struct hutch_net_policy parse_ok(const char *text)
@@ -36,6 +37,34 @@ static void test_none(void)
 	p = parse_ok("none");
 	ASSERT(p.mode == HUTCH_NET_NONE);
 	ASSERT(!hutch_net_policy_allows(&p, "pypi.org", 443));
+}
+
+static void test_full(void)
+{
+	struct hutch_net_policy p = parse_ok("full");
+	struct hutch_net_block blocks[HUTCH_NET_MAX_BLOCKS];
+	size_t n;
+	bool has_metadata = false;
+	bool has_loopback = false;
+
+	ASSERT(p.mode == HUTCH_NET_FULL);
+	ASSERT(!p.allow_private);
+	/* the routes a full cell gets: special ranges and the host's addresses */
+	n = hutch_net_full_blocks(&p, blocks, HUTCH_NET_MAX_BLOCKS);
+	ASSERT(n >= 8);
+	for (size_t i = 0; i < n; i++) {
+		ASSERT(blocks[i].family == AF_INET);
+		if (blocks[i].addr[0] == 169 && blocks[i].addr[1] == 254 && blocks[i].prefix == 16)
+			has_metadata = true;
+		if (blocks[i].addr[0] == 127)
+			has_loopback = true; /* the cell's own loopback must work */
+	}
+	ASSERT(has_metadata);
+	ASSERT(!has_loopback);
+	p.allow_private = true;
+	ASSERT(hutch_net_full_blocks(&p, blocks, HUTCH_NET_MAX_BLOCKS) == 0);
+	p = parse_ok("none");
+	ASSERT(hutch_net_full_blocks(&p, blocks, HUTCH_NET_MAX_BLOCKS) == 0);
 }
 
 static void test_names_and_ports(void)
@@ -79,7 +108,9 @@ static void test_ip_literals(void)
 
 static void test_bad_policies(void)
 {
-	parse_fails("full", "not supported yet");
+	parse_fails("wide", "unknown network policy");
+	parse_fails("Full", "unknown network policy");
+	parse_fails("full:x", "unknown network policy");
 	parse_fails("allow:", "at least one");
 	parse_fails("allow:localhost", "not a domain");
 	parse_fails("allow:exa mple.com", "not a domain");
@@ -148,6 +179,7 @@ static void test_forbidden_addresses(void)
 
 static const struct tap_case cases[] = {
 	TAP_CASE(test_none),
+	TAP_CASE(test_full),
 	TAP_CASE(test_names_and_ports),
 	TAP_CASE(test_wildcards),
 	TAP_CASE(test_ip_literals),
