@@ -50,7 +50,7 @@ if [ -n "$user" ] && userns_works "$user"; then
 		tests/sessions/40-bash-node-sessions.sh tests/sessions/50-stateful-task.sh \
 		tests/sessions/60-transfer-snapshot.sh tests/sessions/70-commands.sh
 	pass "network policies, rootless as $user" env HUTCH_AS="$user" prove -v --timer \
-		tests/net/10-allow-proxy.sh
+		tests/net/10-allow-proxy.sh tests/net/20-direct-and-full.sh
 elif [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
 	echo "not ok - rootless pass: no unprivileged user with user namespaces" | tee -a "$log"
 	status=1
@@ -67,7 +67,7 @@ pass "integration, ASan+UBSan, fast path" env HUTCH_BUILD=build/san HUTCH_TEST_P
 pass "sessions, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/sessions/[0-9]*.sh
 pass "network policies, ASan+UBSan" env HUTCH_BUILD=build/san \
-	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/net/10-allow-proxy.sh
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/net/[0-9]*.sh
 
 # The cgroup v2 backend for real: a Debian kernel under qemu (software
 # emulation) with cgroup_no_v1=all; ~40 s here.

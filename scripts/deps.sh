@@ -8,6 +8,8 @@ packages=(
 	e2fsprogs
 	# network policy tests: a fake internet (TLS server, clients in the sandbox)
 	curl openssl ca-certificates
+	# network policy full: the user-mode network stack
+	slirp4netns
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap

@@ -149,12 +149,11 @@ static const char *judge(const struct hutch_netwatch *w, const struct sockaddr_s
 }
 
 static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event *ev,
-		   const char *why)
+		   const char *why, int type)
 {
 	char addr[INET6_ADDRSTRLEN] = "?";
 	char reason[240];
 	struct timespec now;
-	int type = hutch_connwatch_socktype(ev);
 	const char *proto = type == SOCK_STREAM ? "tcp" : type == SOCK_DGRAM ? "udp" : "ip";
 	unsigned port;
 
@@ -203,11 +202,12 @@ void hutch_netwatch_serve(struct hutch_netwatch *w)
 			hutch_connwatch_reply(w->fd, &ev, 0); /* unix sockets, loopback */
 			continue;
 		}
+		/* while the caller waits: once answered, it may close the socket */
+		int type = hutch_connwatch_socktype(&ev);
 		pthread_mutex_lock(&w->mu);
 		const char *why = judge(w, &ev.addr);
-		/* answered before it is logged: the caller waits for us */
 		hutch_connwatch_reply(w->fd, &ev, why ? ENETUNREACH : 0);
-		record(w, &ev, why);
+		record(w, &ev, why, type);
 		pthread_mutex_unlock(&w->mu);
 	}
 }
