@@ -1,8 +1,10 @@
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
 #include "hutch.h"
+#include "util/log.h"
 
 static const char usage[] = "usage: hutch <command> [options]\n"
 			    "\n"
@@ -14,10 +16,18 @@ static const char usage[] = "usage: hutch <command> [options]\n"
 			    "\n"
 			    "options:\n"
 			    "  -h, --help     show this help (also: hutch run --help)\n"
-			    "  -V, --version  show the version\n";
+			    "  -V, --version  show the version\n"
+			    "\n"
+			    "environment:\n"
+			    "  HUTCH_LOG_FORMAT=json  log as JSON lines on stderr (egress events\n"
+			    "                         carry execution_id, session_id, labels)\n";
 
 int main(int argc, char **argv)
 {
+	const char *log_format = getenv("HUTCH_LOG_FORMAT");
+
+	if (log_format && strcmp(log_format, "json") == 0)
+		hutch_log_set_json(1);
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return HUTCH_EXIT_SANDBOX;

@@ -116,8 +116,14 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		hutch_err_setx(err, EIO, "the cell did not hand over its connect watch");
 		rc = -1;
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		json_t *ctx = hutch_egress_context(req, c->res->id);
 		c->watch = hutch_netwatch_new(watch_fd, &policy, c->res->id);
+		hutch_netwatch_set_context(c->watch, ctx);
+		if (c->slot)
+			hutch_proxy_set_context(c->slot, ctx);
+		json_decref(ctx);
+	}
 	for (size_t i = 0; i < nfiles; i++)
 		free(files[i].path);
 	free(files);

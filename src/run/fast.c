@@ -95,7 +95,10 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	c->cell.status_fd = e->status_fd;
 	if (e->watch_fd >= 0) {
 		struct hutch_net_policy none = {.mode = HUTCH_NET_NONE};
+		json_t *ctx = hutch_egress_context(c->req, c->res->id);
 		c->watch = hutch_netwatch_new(e->watch_fd, &none, c->res->id);
+		hutch_netwatch_set_context(c->watch, ctx);
+		json_decref(ctx);
 	}
 	e->pidfd = e->chan = e->status_fd = e->watch_fd = -1;
 	return 0;

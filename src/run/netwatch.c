@@ -29,6 +29,7 @@ struct hutch_netwatch {
 	pthread_mutex_t mu;
 	struct hutch_net_policy policy;
 	char exec_id[64];
+	json_t *ctx; /* who made the attempts, for the log */
 	json_t *log;
 	/* the host's own addresses: under full, slirp would reach them */
 	struct sockaddr_storage host[MAX_HOST_ADDRS];
@@ -85,6 +86,7 @@ struct hutch_netwatch *hutch_netwatch_new(int listener, const struct hutch_net_p
 	w->stop[0] = w->stop[1] = -1;
 	w->policy = *policy;
 	snprintf(w->exec_id, sizeof(w->exec_id), "%s", exec_id);
+	w->ctx = json_pack("{s:s}", "execution_id", exec_id);
 	w->log = json_array();
 	pthread_mutex_init(&w->mu, NULL);
 	if (policy->mode == HUTCH_NET_FULL)
@@ -180,12 +182,45 @@ static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event 
 			      why ? "denied" : "allowed", "reason", reason, "bytes_out",
 			      (json_int_t)0, "bytes_in", (json_int_t)0, "duration_ms",
 			      (json_int_t)0);
+	hutch_egress_log_event(w->ctx, e);
 	if (json_array_size(w->log) < MAX_LOG)
 		json_array_append_new(w->log, e);
 	else
 		json_decref(e);
-	hutch_log(HUTCH_LOG_INFO, "egress exec=%s %s %s:%u %s (%s)", w->exec_id, proto, addr,
-		  port, why ? "denied" : "allowed", reason);
+}
+
+void hutch_egress_log_event(json_t *ctx, json_t *entry)
+{
+	json_t *f = json_deep_copy(entry);
+
+	if (f && json_is_object(ctx))
+		json_object_update(f, ctx);
+	hutch_log_event(HUTCH_LOG_INFO, "egress", f);
+	json_decref(f);
+}
+
+json_t *hutch_egress_context(const struct hutch_exec_request *req, const char *exec_id)
+{
+	json_t *labels = json_object();
+
+	for (size_t i = 0; i < req->nlabels; i++) {
+		const char *eq = strchr(req->labels[i], '=');
+		if (!eq)
+			continue;
+		char key[128];
+		snprintf(key, sizeof(key), "%.*s", (int)(eq - req->labels[i]), req->labels[i]);
+		json_object_set_new(labels, key, json_string(eq + 1));
+	}
+	return json_pack("{s:s,s:s?,s:o}", "execution_id", exec_id, "session_id",
+			 req->session_id, "labels", labels);
+}
+
+void hutch_netwatch_set_context(struct hutch_netwatch *w, json_t *ctx)
+{
+	pthread_mutex_lock(&w->mu);
+	json_decref(w->ctx);
+	w->ctx = json_deep_copy(ctx);
+	pthread_mutex_unlock(&w->mu);
 }
 
 void hutch_netwatch_serve(struct hutch_netwatch *w)
@@ -276,6 +311,7 @@ void hutch_netwatch_free(struct hutch_netwatch *w)
 	}
 	close(w->fd);
 	json_decref(w->log);
+	json_decref(w->ctx);
 	pthread_mutex_destroy(&w->mu);
 	free(w);
 }

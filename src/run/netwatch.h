@@ -39,6 +39,13 @@ void hutch_netwatch_free(struct hutch_netwatch *w);
 size_t hutch_net_full_blocks(const struct hutch_net_policy *policy, struct hutch_net_block *out,
 			     size_t max);
 
+/* The log's context of an execution: {"execution_id", "session_id",
+ * "labels"} (caller owns), and the setter (copies). */
+json_t *hutch_egress_context(const struct hutch_exec_request *req, const char *exec_id);
+void hutch_netwatch_set_context(struct hutch_netwatch *w, json_t *ctx);
+/* One egress entry to the log, with its context (both borrowed). */
+void hutch_egress_log_event(json_t *ctx, json_t *entry);
+
 /* Merge entries (stolen) into a result's egress JSON text, by time. */
 void hutch_egress_merge(char **egress_json, json_t *entries);
 

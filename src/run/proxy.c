@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "run/netwatch.h"
 #include "run/proxy.h"
 #include "run/proxy_parse.h"
 #include "run/sni.h"
@@ -71,6 +72,7 @@ struct hutch_proxy {
 	uint64_t max_out;
 	uint64_t max_in;
 	char exec_id[40];
+	json_t *ctx; /* who made the attempts, for the log (under mu) */
 	pthread_mutex_t mu; /* everything below */
 	json_t *log;
 	struct conn *conns;
@@ -234,13 +236,12 @@ static void record(struct attempt *a)
 			      "bytes_in", (json_int_t)a->in, "duration_ms",
 			      (json_int_t)((hutch_now_us() - a->t0) / 1000));
 	pthread_mutex_lock(&p->mu);
+	hutch_egress_log_event(p->ctx, e);
 	if (json_array_size(p->log) < 100000) /* a long session's log has a bound */
 		json_array_append_new(p->log, e);
 	else
 		json_decref(e);
 	pthread_mutex_unlock(&p->mu);
-	hutch_log(HUTCH_LOG_INFO, "egress exec=%s %s %s:%u %s (%s)", p->exec_id, a->protocol,
-		  a->host, a->port, a->verdict, a->reason);
 }
 
 static void deny(struct attempt *a, int client, int status, const char *fmt, ...)
@@ -716,6 +717,7 @@ struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_poli
 	p->lfd = listen_fd;
 	p->policy = *policy;
 	snprintf(p->exec_id, sizeof(p->exec_id), "%s", exec_id);
+	p->ctx = json_pack("{s:s}", "execution_id", exec_id);
 	p->log = json_array();
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->quiet, NULL);
@@ -732,6 +734,7 @@ struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_poli
 	return p;
 fail:
 	json_decref(p->log);
+	json_decref(p->ctx);
 	pthread_mutex_destroy(&p->mu);
 	close(listen_fd);
 	free(p);
@@ -756,10 +759,19 @@ json_t *hutch_proxy_stop(struct hutch_proxy *p)
 	close(p->stop[0]);
 	close(p->stop[1]);
 	log = p->log;
+	json_decref(p->ctx);
 	pthread_mutex_destroy(&p->mu);
 	pthread_cond_destroy(&p->quiet);
 	free(p);
 	return log;
+}
+
+void hutch_proxy_set_context(struct hutch_proxy *p, json_t *ctx)
+{
+	pthread_mutex_lock(&p->mu);
+	json_decref(p->ctx);
+	p->ctx = json_deep_copy(ctx);
+	pthread_mutex_unlock(&p->mu);
 }
 
 void hutch_proxy_set_policy(struct hutch_proxy *p, const struct hutch_net_policy *policy)

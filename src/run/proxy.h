@@ -28,6 +28,9 @@ struct hutch_proxy *hutch_proxy_start(int listen_fd, const struct hutch_net_poli
  * egress log, a JSON array of attempts (caller owns). NULL p: []. */
 json_t *hutch_proxy_stop(struct hutch_proxy *p);
 
+/* Who the attempts belong to, for the log: {"execution_id", "session_id",
+ * "labels"} (copied). The default names the exec_id of start. */
+void hutch_proxy_set_context(struct hutch_proxy *p, json_t *ctx);
 /* Replace the allowlist (a session's policy changed); open tunnels stay. */
 void hutch_proxy_set_policy(struct hutch_proxy *p, const struct hutch_net_policy *policy);
 /* The log entries recorded since *mark (a copy), and move the mark. */

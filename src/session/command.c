@@ -219,7 +219,11 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		struct hutch_err perr;
 		if (hutch_session_net_policy(s, &policy, &perr) < 0)
 			policy.mode = HUTCH_NET_NONE; /* checked when the session was made */
+		json_t *ctx = hutch_egress_context(c->req, c->res->id);
+		json_object_set_new(ctx, "session_id", json_string(s->id));
 		c->watch = hutch_netwatch_new(watch_fd, &policy, c->res->id);
+		hutch_netwatch_set_context(c->watch, ctx);
+		json_decref(ctx);
 	} else if (watch_fd >= 0) {
 		close(watch_fd);
 	}

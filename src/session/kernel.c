@@ -296,7 +296,14 @@ static int start_proxy(struct hutch_session *s, int proxy_fd, const struct hutch
 
 	s->egress_mark = 0;
 	s->proxy = hutch_proxy_start(proxy_fd, policy, &caps, s->id, err);
-	return s->proxy ? 0 : -1;
+	if (!s->proxy)
+		return -1;
+	json_t *ctx = hutch_egress_context(&s->conf, s->id);
+	json_object_del(ctx, "execution_id");
+	json_object_set_new(ctx, "session_id", json_string(s->id));
+	hutch_proxy_set_context(s->proxy, ctx);
+	json_decref(ctx);
+	return 0;
 }
 
 int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
@@ -376,6 +383,11 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 	if (watch_fd >= 0) { /* the kernel connects between calls too: a thread */
 		s->watch_mark = 0;
 		s->watch = hutch_netwatch_new(watch_fd, &policy, s->id);
+		json_t *ctx = hutch_egress_context(&s->conf, s->id);
+		json_object_del(ctx, "execution_id"); /* the kernel's attempts span calls */
+		json_object_set_new(ctx, "session_id", json_string(s->id));
+		hutch_netwatch_set_context(s->watch, ctx);
+		json_decref(ctx);
 		if (hutch_netwatch_start_thread(s->watch) < 0) {
 			hutch_err_setx(err, EAGAIN, "cannot start the connect watch thread");
 			hutch_kernel_stop(s);

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,32 @@ static void emit(enum hutch_log_level level, const char *msg)
 		json_decref(o);
 	} else {
 		fprintf(stderr, "hutch: %s: %s\n", level_names[level], msg);
+	}
+}
+
+void hutch_log_event(enum hutch_log_level level, const char *msg, const void *fields)
+{
+	json_t *f = (json_t *)(uintptr_t)fields;
+
+	if (level > max_level)
+		return;
+	if (json_lines) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		json_t *o = json_pack("{s:f,s:s,s:s}", "ts",
+				      (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, "level",
+				      level_names[level], "msg", msg);
+		if (o && json_is_object(f))
+			json_object_update_missing(o, f);
+		char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
+		if (line)
+			fprintf(stderr, "%s\n", line);
+		free(line);
+		json_decref(o);
+	} else {
+		char *text = f ? json_dumps(f, JSON_COMPACT) : NULL;
+		fprintf(stderr, "hutch: %s: %s %s\n", level_names[level], msg, text ? text : "");
+		free(text);
 	}
 }
 

@@ -17,6 +17,10 @@ int hutch_log_parse_level(const char *s);
 
 void hutch_log(enum hutch_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* One structured event: in JSON lines, {"ts", "level", "msg", ...fields};
+ * in text, "hutch: LEVEL: msg {fields as JSON}". fields is borrowed (an
+ * object; opaque here so this header needs no JSON library). */
+void hutch_log_event(enum hutch_log_level level, const char *msg, const void *fields);
 /* As hutch_log, appending ": strerror(errno)". */
 void hutch_log_errno(enum hutch_log_level level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 . "$(dirname "$0")/fake-internet.bash"
-if [ -n "${HUTCH_AS:-}" ]; then plan 19; else plan 26; fi
+if [ -n "${HUTCH_AS:-}" ]; then plan 20; else plan 27; fi
 internet_up
 
 # egress FIELD INDEX < result
@@ -101,6 +101,11 @@ is "$(jget stdout <<<"$out" | oneline)" "$INET_HOST_IP failed 101 10.0.2.2 faile
 out=$(hjson --cold --net full --net-allow-private -- "$PY" -c "$probe" "$INET_HOST_IP" 10.0.2.2)
 like "$(jget stdout <<<"$out" | oneline)" "^$INET_HOST_IP connected 10.0.2.2 failed" "--net-allow-private opens the host's address (the listener is real), never its loopback"
 
+# the same events in the JSON log, with the execution id and the labels
+logf=$(mktemp)
+at_exit "rm -f '$logf'"
+out=$(HUTCH_LOG_FORMAT=json hutch run --json --cold --log-level info --label agent=coder --label step=3 -- sh -c "curl -s -m 10 http://$INET_IP:9/; true" 2>"$logf" || true)
+is "$("$PY" -c 'import json,sys; e=[json.loads(l) for l in open(sys.argv[1]) if "\"egress\"" in l][0]; print(e["execution_id"], e["labels"], e["address"], e["port"], e["verdict"])' "$logf")" "$(jget id <<<"$out") {'agent': 'coder', 'step': '3'} $INET_IP 9 denied" "the JSON log has the attempt, with its execution id and labels"
 out=$(hutch run --json --net wide -- true 2>&1 || true)
 like "$out" "unknown network policy 'wide'" "an unknown policy is refused, naming the known ones"
 out=$(hutch run --json --net-allow-private -- true 2>&1 || true)
