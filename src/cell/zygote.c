@@ -149,11 +149,14 @@ static pid_t run_b(const struct hutch_zygote_fork *spec, int go_fd, struct hutch
 	if (hutch_seccomp_load(spec->seccomp, err) < 0)
 		_exit(127);
 	/* the connect watch: C inherits the filter, the pool gets the
-	 * listener (cell/connwatch.h) */
-	int wfd = hutch_seccomp_load_listener(spec->connwatch, err);
-	if (wfd < 0 || hutch_send_fds(spec->chan_fd, "w", 1, &wfd, 1) < 0)
+	 * listener (cell/connwatch.h); and a listener for allow:'s proxy in
+	 * this network namespace, which the pool closes for none */
+	int hand[2] = {hutch_seccomp_load_listener(spec->connwatch, err),
+		       hutch_net_proxy_listen(err)};
+	if (hand[0] < 0 || hand[1] < 0 || hutch_send_fds(spec->chan_fd, "w", 1, hand, 2) < 0)
 		_exit(127);
-	close(wfd);
+	close(hand[0]);
+	close(hand[1]);
 	c = fork();
 	if (c < 0)
 		_exit(127);

@@ -46,7 +46,9 @@ struct hutch_zygote_fork {
 	uint64_t disk_bytes;	 /* size of the fresh writable tmpfs */
 	bool use_userns;
 	const struct hutch_seccomp_prog *seccomp; /* for B */
-	/* B loads it with a listener and sends the listener on chan_fd ("w") */
+	/* B loads it with a listener and sends the listener on chan_fd ("w"),
+	 * with a TCP listener on 127.0.0.1:HUTCH_PROXY_PORT in the new
+	 * network namespace (for allow:) */
 	const struct hutch_seccomp_prog *connwatch;
 };
 

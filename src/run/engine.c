@@ -17,6 +17,7 @@
 #include "run/lang.h"
 #include "run/netwatch.h"
 #include "run/path.h"
+#include "run/proxy.h"
 #include "run/engine.h"
 #include "run/runner.h"
 #include "util/err.h"
@@ -464,6 +465,10 @@ static void finish(struct hutch_engine *c, uint64_t t_end_run)
 	classify(c, &st);
 	if (c->ops->release(c, &e) < 0 && res->status != HUTCH_STATUS_SANDBOX_ERROR)
 		snprintf(res->enforced.note, sizeof(res->enforced.note), "%s", e.msg);
+	if (c->proxy) { /* the program is gone: end its tunnels, keep the log */
+		hutch_egress_merge(&res->egress_json, hutch_proxy_stop(c->proxy));
+		c->proxy = NULL;
+	}
 	if (c->watch) {
 		size_t mark = 0;
 		hutch_egress_merge(&res->egress_json, hutch_netwatch_log_since(c->watch, &mark));

@@ -55,6 +55,8 @@ struct hutch_engine {
 	/* the connect watch, when start set one up (run/netwatch.h) */
 	struct hutch_netwatch *watch;
 	bool watch_gone;
+	/* allow: on the fast path, the proxy start set up (run/proxy.h) */
+	struct hutch_proxy *proxy;
 };
 
 int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec_request *req,

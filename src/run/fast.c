@@ -7,6 +7,7 @@
 #include "run/engine.h"
 #include "run/fast.h"
 #include "run/netwatch.h"
+#include "run/proxy.h"
 #include "run/zproto.h"
 #include "util/err.h"
 #include "util/fdpass.h"
@@ -74,6 +75,42 @@ static int request_memfd(const struct hutch_exec_request *req, struct hutch_err 
 	return fd;
 }
 
+/* The cell's network as the request says: for allow:, the proxy on the
+ * listener the cell was made with; for none, that listener closed (so
+ * 127.0.0.1:3128 refuses). The connect watch either way. Called before the
+ * cell gets the request: nothing runs yet. */
+static int start_net(struct hutch_engine *c, struct hutch_pool_entry *e, struct hutch_err *err)
+{
+	struct hutch_net_policy policy;
+	json_t *ctx = hutch_egress_context(c->req, c->res->id);
+	int rc = 0;
+
+	if (hutch_net_policy_parse(c->req->net, &policy, err) < 0) {
+		rc = -1;
+	} else if (policy.mode == HUTCH_NET_ALLOW && e->proxy_fd >= 0) {
+		const struct hutch_limits *l = &c->req->limits;
+		const struct hutch_proxy_caps caps = {l->net_connections, l->net_bytes_out,
+						      l->net_bytes_in};
+		c->proxy = hutch_proxy_start(e->proxy_fd, &policy, &caps, c->res->id, err);
+		e->proxy_fd = -1; /* taken over, also on failure */
+		if (c->proxy)
+			hutch_proxy_set_context(c->proxy, ctx);
+		else
+			rc = -1;
+	}
+	if (e->proxy_fd >= 0) {
+		close(e->proxy_fd);
+		e->proxy_fd = -1;
+	}
+	if (e->watch_fd >= 0) {
+		c->watch = hutch_netwatch_new(e->watch_fd, &policy, c->res->id);
+		hutch_netwatch_set_context(c->watch, ctx);
+		e->watch_fd = -1;
+	}
+	json_decref(ctx);
+	return rc;
+}
+
 static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, struct hutch_err *err)
 {
 	struct hutch_pool_entry *e = c->slot;
@@ -83,6 +120,10 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 
 	if (req_fd < 0)
 		return -1;
+	if (start_net(c, e, err) < 0) {
+		close(req_fd);
+		return -1;
+	}
 	int rc = hutch_send_fds(e->chan, &msg, sizeof(msg), fds, 4);
 	close(req_fd);
 	if (rc < 0)
@@ -93,14 +134,7 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	c->cell.pidfd = e->pidfd;
 	c->cell.report_fd = e->chan;
 	c->cell.status_fd = e->status_fd;
-	if (e->watch_fd >= 0) {
-		struct hutch_net_policy none = {.mode = HUTCH_NET_NONE};
-		json_t *ctx = hutch_egress_context(c->req, c->res->id);
-		c->watch = hutch_netwatch_new(e->watch_fd, &none, c->res->id);
-		hutch_netwatch_set_context(c->watch, ctx);
-		json_decref(ctx);
-	}
-	e->pidfd = e->chan = e->status_fd = e->watch_fd = -1;
+	e->pidfd = e->chan = e->status_fd = -1;
 	return 0;
 }
 

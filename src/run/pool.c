@@ -173,6 +173,7 @@ void hutch_pool_entry_release(struct hutch_pool_entry *e)
 	close_fd(&e->chan);
 	close_fd(&e->status_fd);
 	close_fd(&e->watch_fd);
+	close_fd(&e->proxy_fd);
 }
 
 /* Open cgroup.procs of each hierarchy of cg, for the zygote's A to attach B. */
@@ -223,15 +224,18 @@ static int ask_zygote(struct hutch_pool *p, const struct hutch_zmsg_fork *msg, c
 /* The new cell's three messages: B's hello, which carries its pid as we
  * see it (the zygote's answer is in its own namespace), B's connect watch
  * listener, then C's, once it is warm and locked down. */
-static int wait_ready(int chan, pid_t *pid, int *watch_fd, struct hutch_err *err)
+static int wait_ready(int chan, pid_t *pid, struct hutch_pool_entry *e, struct hutch_err *err)
 {
 	char hello = 0;
 	int nfds = 0;
+	int fds[2] = {-1, -1};
 
 	if (hutch_recv_pid(chan, &hello, 1, pid) != 1 || *pid <= 0)
 		return hutch_err_setx(err, ECHILD, "the new cell died while it was set up");
-	if (hutch_recv_fds(chan, &hello, 1, watch_fd, 1, &nfds) != 1 || nfds != 1 ||
-	    hello != 'w')
+	ssize_t n = hutch_recv_fds(chan, &hello, 1, fds, 2, &nfds);
+	e->watch_fd = fds[0];
+	e->proxy_fd = fds[1];
+	if (n != 1 || nfds != 2 || hello != 'w')
 		return hutch_err_setx(err, ECHILD, "the new cell sent no connect watch");
 	if (read(chan, &hello, 1) != 1 || hello != 'c')
 		return hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
@@ -251,7 +255,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 	int ncg = 0;
 
 	memset(e, 0, sizeof(*e));
-	e->pidfd = e->chan = e->status_fd = e->watch_fd = -1;
+	e->pidfd = e->chan = e->status_fd = e->watch_fd = e->proxy_fd = -1;
 	e->disk_bytes = POOL_DISK;
 	pthread_mutex_lock(&p->mu);
 	snprintf(name, sizeof(name), "%d.z%llu", getpid(), (unsigned long long)++p->seq);
@@ -286,7 +290,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 		close(fds[i]);
 	close_fd(&chan[1]);
 	close_fd(&status[1]);
-	if (rc < 0 || wait_ready(chan[0], &pid, &e->watch_fd, err) < 0)
+	if (rc < 0 || wait_ready(chan[0], &pid, e, err) < 0)
 		goto out_fail;
 	e->pid = pid;
 	e->pidfd = pidfd_open(e->pid, 0);
@@ -304,6 +308,7 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 
 out_fail:
 	close_fd(&e->watch_fd);
+	close_fd(&e->proxy_fd);
 	close_fd(&chan[0]);
 	close_fd(&chan[1]);
 	close_fd(&status[0]);
@@ -450,11 +455,12 @@ bool hutch_pool_can_serve(const struct hutch_pool *p, const struct hutch_exec_re
 {
 	/* A cell's writable layer is made (and locked down) before the request
 	 * comes: only the size it was made with can be served from the pool. */
-	/* and only with no network: a cell's network namespace is made empty
-	 * before the request comes (allow: needs a proxy socket in it) */
+	/* and only none or allow: (a cell's network namespace is made before
+	 * the request comes, with a proxy listener in it; full needs
+	 * slirp4netns and its routes from the start) */
 	return p && req->limits.disk_bytes == POOL_DISK &&
 	       (!req->template_name || strcmp(req->template_name, "host") == 0) &&
-	       (!req->net || strcmp(req->net, "none") == 0);
+	       (!req->net || strcmp(req->net, "none") == 0 || strncmp(req->net, "allow:", 6) == 0);
 }
 
 void hutch_pool_get_stats(struct hutch_pool *p, struct hutch_pool_stats *st)

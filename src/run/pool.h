@@ -19,6 +19,7 @@ struct hutch_pool_entry {
 	int chan;
 	int status_fd;
 	int watch_fd; /* the connect watch's listener (cell/connwatch.h) */
+	int proxy_fd; /* listener on the cell's 127.0.0.1:3128, for allow: */
 	uint64_t disk_bytes;
 	struct hutch_cgroup cg;
 	char cg_note[160];

@@ -146,6 +146,8 @@ static _Noreturn void serve_child(int chan)
 	prepare(chan, &req, &msg, fds);
 	char **argv = hutch_runner_build_argv(&req);
 	char **envp = hutch_runner_build_env(&req);
+	if (req.net && strncmp(req.net, "allow:", 6) == 0)
+		envp = hutch_proxy_env(envp); /* the pool started the proxy */
 	const struct hutch_lang *lang = req.language ? hutch_lang_find(req.language) : NULL;
 	if (lang && strcmp(lang->name, "python") == 0) {
 		/* In the warm interpreter: argv[1] is the placed file. */

@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 . "$(dirname "$0")/fake-internet.bash"
-if [ -n "${HUTCH_AS:-}" ]; then plan 20; else plan 27; fi
+if [ -n "${HUTCH_AS:-}" ]; then plan 20; else plan 30; fi
 internet_up
 
 # egress FIELD INDEX < result
@@ -136,6 +136,11 @@ at_exit "kill $dpid 2>/dev/null; wait $dpid 2>/dev/null"
 for _ in $(seq 100); do [ -S "$HUTCH_SOCKET" ] && break; sleep 0.05; done
 out=$(hjson -- sh -c "curl -sS -m 10 http://$INET_IP:8080/ 2>&1")
 is "$(jget path <<<"$out"):$(verdicts <<<"$out")" "fast:tcp:$INET_IP:8080:denied" "the fast path logs a direct connect as denied"
+out=$(hjson -- sh -c 'curl -sS -m 5 http://127.0.0.1:3128/ 2>&1; echo " rc=$?"')
+like "$(jget path <<<"$out") $(jget stdout <<<"$out")" "^fast .*rc=7" "none on the fast path: the pooled cell's proxy port refuses (its listener was closed)"
+out=$(hjson --net allow:allowed.hutch.test -- sh -c "curl -sS -m 10 http://allowed.hutch.test/; curl -sS -m 10 http://other.hutch.test/; $PY -c 'import socket; socket.create_connection((\"$INET_IP\", 7), timeout=10)' 2>/dev/null")
+like "$(jget path <<<"$out") $(jget stdout <<<"$out")" "^fast hello from allowed.hutch.test" "allow: on the fast path reaches the allowed name through the proxy"
+is "$(verdicts <<<"$out" | sort | oneline)" "http:$INET_IP:80:allowed http:None:80:denied tcp:$INET_IP:7:denied" "and logs the allowed, the denied name and the direct attempt"
 
 id=$("$HUTCH_BIN" session new --lang python | awk 'END { print $NF }')
 out=$("$HUTCH_BIN" session exec --json "$id" "import socket
