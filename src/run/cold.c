@@ -120,6 +120,7 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		json_t *ctx = hutch_egress_context(req, c->res->id);
 		c->watch = hutch_netwatch_new(watch_fd, &policy, c->res->id);
 		hutch_netwatch_set_context(c->watch, ctx);
+		hutch_netwatch_set_max_conns(c->watch, req->limits.net_connections);
 		if (c->slot)
 			hutch_proxy_set_context(c->slot, ctx);
 		json_decref(ctx);

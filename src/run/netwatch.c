@@ -31,6 +31,8 @@ struct hutch_netwatch {
 	char exec_id[64];
 	json_t *ctx; /* who made the attempts, for the log */
 	json_t *log;
+	uint64_t max_conns; /* full: allowed direct attempts per execution */
+	uint64_t nconns;
 	/* the host's own addresses: under full, slirp would reach them */
 	struct sockaddr_storage host[MAX_HOST_ADDRS];
 	int nhost;
@@ -88,6 +90,7 @@ struct hutch_netwatch *hutch_netwatch_new(int listener, const struct hutch_net_p
 	snprintf(w->exec_id, sizeof(w->exec_id), "%s", exec_id);
 	w->ctx = json_pack("{s:s}", "execution_id", exec_id);
 	w->log = json_array();
+	w->max_conns = HUTCH_NETWATCH_MAX_CONNS;
 	pthread_mutex_init(&w->mu, NULL);
 	if (policy->mode == HUTCH_NET_FULL)
 		load_host_addrs(w);
@@ -151,7 +154,7 @@ static const char *judge(const struct hutch_netwatch *w, const struct sockaddr_s
 }
 
 static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event *ev,
-		   const char *why, int type)
+		   const char *why, int type, bool limited)
 {
 	char addr[INET6_ADDRSTRLEN] = "?";
 	char reason[240];
@@ -168,7 +171,10 @@ static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event 
 		inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
 		port = ntohs(in6->sin6_port);
 	}
-	if (why && w->policy.mode == HUTCH_NET_FULL && !strstr(why, "under full"))
+	if (limited)
+		snprintf(reason, sizeof(reason), "more than %llu connections in one execution",
+			 (unsigned long long)w->max_conns);
+	else if (why && w->policy.mode == HUTCH_NET_FULL && !strstr(why, "under full"))
 		snprintf(reason, sizeof(reason), "%s address under full (--net-allow-private opens it)",
 			 why);
 	else if (!why && is_slirp_dns(&ev->addr))
@@ -179,7 +185,7 @@ static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event 
 	json_t *e = json_pack("{s:I,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:I}", "time_ms",
 			      (json_int_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, "protocol",
 			      proto, "host", addr, "address", addr, "port", (int)port, "verdict",
-			      why ? "denied" : "allowed", "reason", reason, "bytes_out",
+			      limited ? "rate_limited" : why ? "denied" : "allowed", "reason", reason, "bytes_out",
 			      (json_int_t)0, "bytes_in", (json_int_t)0, "duration_ms",
 			      (json_int_t)0);
 	hutch_egress_log_event(w->ctx, e);
@@ -241,8 +247,10 @@ void hutch_netwatch_serve(struct hutch_netwatch *w)
 		int type = hutch_connwatch_socktype(&ev);
 		pthread_mutex_lock(&w->mu);
 		const char *why = judge(w, &ev.addr);
-		hutch_connwatch_reply(w->fd, &ev, why ? ENETUNREACH : 0);
-		record(w, &ev, why, type);
+		/* full's connection cap: the answer is final for this call */
+		bool limited = !why && !is_slirp_dns(&ev.addr) && ++w->nconns > w->max_conns;
+		hutch_connwatch_reply(w->fd, &ev, why ? ENETUNREACH : limited ? ECONNREFUSED : 0);
+		record(w, &ev, why, type, limited);
 		pthread_mutex_unlock(&w->mu);
 	}
 }
@@ -276,6 +284,13 @@ int hutch_netwatch_start_thread(struct hutch_netwatch *w)
 	}
 	w->threaded = true;
 	return 0;
+}
+
+void hutch_netwatch_set_max_conns(struct hutch_netwatch *w, uint64_t max)
+{
+	pthread_mutex_lock(&w->mu);
+	w->max_conns = max ? max : HUTCH_NETWATCH_MAX_CONNS;
+	pthread_mutex_unlock(&w->mu);
 }
 
 void hutch_netwatch_set_policy(struct hutch_netwatch *w, const struct hutch_net_policy *policy)

@@ -26,6 +26,11 @@ void hutch_netwatch_serve(struct hutch_netwatch *w);
 /* Serve from a thread of its own until hutch_netwatch_free (sessions,
  * whose processes connect between calls too). 0, or -1. */
 int hutch_netwatch_start_thread(struct hutch_netwatch *w);
+/* full: at most max direct connections (limits.net_connections; 0: the
+ * default); past it, connect() fails with ECONNREFUSED and is logged as
+ * rate_limited. Bytes are not seen here. */
+#define HUTCH_NETWATCH_MAX_CONNS 256
+void hutch_netwatch_set_max_conns(struct hutch_netwatch *w, uint64_t max);
 void hutch_netwatch_set_policy(struct hutch_netwatch *w, const struct hutch_net_policy *policy);
 /* Entries recorded since *mark (a copy), and move the mark. */
 json_t *hutch_netwatch_log_since(struct hutch_netwatch *w, size_t *mark);

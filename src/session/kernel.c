@@ -387,6 +387,7 @@ int hutch_kernel_start(struct hutch_session *s, struct hutch_err *err)
 		json_object_del(ctx, "execution_id"); /* the kernel's attempts span calls */
 		json_object_set_new(ctx, "session_id", json_string(s->id));
 		hutch_netwatch_set_context(s->watch, ctx);
+		hutch_netwatch_set_max_conns(s->watch, l->net_connections);
 		json_decref(ctx);
 		if (hutch_netwatch_start_thread(s->watch) < 0) {
 			hutch_err_setx(err, EAGAIN, "cannot start the connect watch thread");

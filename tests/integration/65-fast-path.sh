@@ -130,13 +130,18 @@ descendants() {
 	done
 }
 szyg=$(pgrep -P "$sdaemon" | head -1)
-# the cell running our sleep: a hutch-cell under that zygote whose stdout is a pipe
+# the cell running our sleep: a hutch-cell under that zygote whose stdout is
+# a pipe (waiting for it: on a loaded machine the pool may still be filling)
 scell=
-for p in $(descendants "$szyg"); do
-	if grep -q '^Name:.hutch-cell' /proc/"$p"/status 2>/dev/null &&
-		[[ $(readlink /proc/"$p"/fd/1 2>/dev/null) == pipe:* ]]; then
-		scell=$p
-	fi
+for _ in $(seq 100); do
+	for p in $(descendants "$szyg"); do
+		if grep -q '^Name:.hutch-cell' /proc/"$p"/status 2>/dev/null &&
+			[[ $(readlink /proc/"$p"/fd/1 2>/dev/null) == pipe:* ]]; then
+			scell=$p
+		fi
+	done
+	[ -n "$scell" ] && break
+	sleep 0.1
 done
 isnt "$(scan "$sdaemon")" 0 "outside: the secret is in the daemon's memory (the control)"
 is "$(scan "$szyg")" 0 "the secret is nowhere in the zygote's memory"

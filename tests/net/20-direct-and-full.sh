@@ -14,7 +14,7 @@
 . "$(dirname "$0")/../lib.sh"
 need_root
 . "$(dirname "$0")/fake-internet.bash"
-if [ -n "${HUTCH_AS:-}" ]; then plan 20; else plan 30; fi
+if [ -n "${HUTCH_AS:-}" ]; then plan 21; else plan 31; fi
 internet_up
 
 # egress FIELD INDEX < result
@@ -59,6 +59,9 @@ out=$(hjson --cold --net full -- sh -c 'for a in 10.1.2.3 169.254.169.254 192.16
 is "$(jget stdout <<<"$out" | oneline)" "10.1.2.3 7 169.254.169.254 7 192.168.1.1 7" "full: private, metadata and LAN addresses fail"
 if (($(jget wall_ms <<<"$out") < 3000)); then ok "at once"; else not_ok "took $(jget wall_ms <<<"$out") ms"; fi
 like "$(egress reason 1 <<<"$out")" "link-local \(cloud metadata\)" "and the reason names the range"
+
+out=$(hjson --cold --net full --net-connections 2 -- sh -c "for i in 1 2 3; do curl -sS -m 10 -o /dev/null http://$INET_IP/ 2>/dev/null; echo \$?; done")
+is "$(jget stdout <<<"$out" | oneline) $(egress verdict 2 <<<"$out")" "0 0 7 rate_limited" "full: --net-connections 2 refuses the third connection, logged as rate_limited"
 
 # datagrams through sendmsg() are not watched: the routes still stop them
 sendmsg=$(
