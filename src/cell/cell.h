@@ -95,10 +95,10 @@ struct hutch_cell_spec {
 #define HUTCH_PROXY_PORT 3128
 
 struct hutch_cell {
-	pid_t pid;     /* init, in our pid namespace */
-	int pidfd;     /* of init */
-	int report_fd; /* read: a hutch_cell_failure, or EOF once the program exec'd */
-	int status_fd; /* read: a struct hutch_cell_report, written by init */
+	pid_t pid;	   /* init, in our pid namespace */
+	int pidfd;	   /* of init */
+	int report_fd;	   /* read: a hutch_cell_failure, or EOF once the program exec'd */
+	int status_fd;	   /* read: a struct hutch_cell_report, written by init */
 	pid_t slirp_pid;   /* network full: its slirp4netns (0: none) */
 	int slirp_exit_fd; /* closing it ends slirp4netns (when slirp_pid) */
 };

@@ -120,8 +120,9 @@ static int setup_resolv_conf(const struct hutch_cell_spec *spec, struct hutch_er
 	if (hutch_path_join(dst, NEWROOT "/etc", "resolv.conf", err) < 0)
 		return -1;
 	return hutch_make_file(dst,
-			       spec->net_full ? "# hutch --net full (slirp4netns)\nnameserver 10.0.2.3\n"
-					      : "# no name service: hutch --net none or allow:\n",
+			       spec->net_full
+				       ? "# hutch --net full (slirp4netns)\nnameserver 10.0.2.3\n"
+				       : "# no name service: hutch --net none or allow:\n",
 			       0644, err);
 }
 

@@ -41,7 +41,8 @@ struct pipes {
 	int go[2];
 	int report[2];
 	int status[2];
-	int handoff[2]; /* a socketpair: init -> supervisor, the proxy's listener and the connect watch's */
+	int handoff[2]; /* a socketpair: init -> supervisor, the proxy's listener and the connect
+			   watch's */
 };
 
 _Noreturn void hutch_cell_child_fail(int fd, const char *step, const struct hutch_err *err)

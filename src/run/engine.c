@@ -275,14 +275,14 @@ static void supervise(struct hutch_engine *c)
 	uint64_t exit_grace = 0;
 
 	while (!c->init_exited || c->out_fd >= 0 || c->err_fd >= 0) {
-		struct pollfd pfd[5] = {{c->out_fd, POLLIN, 0},
-					{c->err_fd, POLLIN, 0},
-					{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
-					/* a full hangup only: a client that
-					 * half-closed still reads the result */
-					{c->cancelled ? -1 : c->cancel_fd, 0, 0},
-					{c->watch && !c->watch_gone ? hutch_netwatch_fd(c->watch) : -1,
-					 POLLIN, 0}};
+		struct pollfd pfd[5] = {
+			{c->out_fd, POLLIN, 0},
+			{c->err_fd, POLLIN, 0},
+			{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
+			/* a full hangup only: a client that
+			 * half-closed still reads the result */
+			{c->cancelled ? -1 : c->cancel_fd, 0, 0},
+			{c->watch && !c->watch_gone ? hutch_netwatch_fd(c->watch) : -1, POLLIN, 0}};
 		uint64_t now = hutch_now_us();
 		int timeout_ms;
 

@@ -18,7 +18,7 @@
 #include "util/log.h"
 #include "util/mem.h"
 
-#define MAX_LOG 100000 /* a long session's log has a bound */
+#define MAX_LOG	       100000 /* a long session's log has a bound */
 #define MAX_HOST_ADDRS 32
 
 struct hutch_netwatch {
@@ -175,8 +175,8 @@ static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event 
 		snprintf(reason, sizeof(reason), "more than %llu connections in one execution",
 			 (unsigned long long)w->max_conns);
 	else if (why && w->policy.mode == HUTCH_NET_FULL && !strstr(why, "under full"))
-		snprintf(reason, sizeof(reason), "%s address under full (--net-allow-private opens it)",
-			 why);
+		snprintf(reason, sizeof(reason),
+			 "%s address under full (--net-allow-private opens it)", why);
 	else if (!why && is_slirp_dns(&ev->addr))
 		snprintf(reason, sizeof(reason), "the name service of full (slirp4netns)");
 	else
@@ -185,9 +185,11 @@ static void record(struct hutch_netwatch *w, const struct hutch_connwatch_event 
 	json_t *e = json_pack("{s:I,s:s,s:s,s:s,s:i,s:s,s:s,s:I,s:I,s:I}", "time_ms",
 			      (json_int_t)now.tv_sec * 1000 + now.tv_nsec / 1000000, "protocol",
 			      proto, "host", addr, "address", addr, "port", (int)port, "verdict",
-			      limited ? "rate_limited" : why ? "denied" : "allowed", "reason", reason, "bytes_out",
-			      (json_int_t)0, "bytes_in", (json_int_t)0, "duration_ms",
-			      (json_int_t)0);
+			      limited ? "rate_limited"
+			      : why   ? "denied"
+				      : "allowed",
+			      "reason", reason, "bytes_out", (json_int_t)0, "bytes_in",
+			      (json_int_t)0, "duration_ms", (json_int_t)0);
 	hutch_egress_log_event(w->ctx, e);
 	if (json_array_size(w->log) < MAX_LOG)
 		json_array_append_new(w->log, e);
@@ -217,8 +219,8 @@ json_t *hutch_egress_context(const struct hutch_exec_request *req, const char *e
 		snprintf(key, sizeof(key), "%.*s", (int)(eq - req->labels[i]), req->labels[i]);
 		json_object_set_new(labels, key, json_string(eq + 1));
 	}
-	return json_pack("{s:s,s:s?,s:o}", "execution_id", exec_id, "session_id",
-			 req->session_id, "labels", labels);
+	return json_pack("{s:s,s:s?,s:o}", "execution_id", exec_id, "session_id", req->session_id,
+			 "labels", labels);
 }
 
 void hutch_netwatch_set_context(struct hutch_netwatch *w, json_t *ctx)
@@ -331,10 +333,15 @@ void hutch_netwatch_free(struct hutch_netwatch *w)
 	free(w);
 }
 
+struct entry {
+	json_t *e;
+	json_int_t t;
+};
+
 static int by_time(const void *a, const void *b)
 {
-	json_int_t ta = json_integer_value(json_object_get(*(json_t *const *)a, "time_ms"));
-	json_int_t tb = json_integer_value(json_object_get(*(json_t *const *)b, "time_ms"));
+	json_int_t ta = ((const struct entry *)a)->t;
+	json_int_t tb = ((const struct entry *)b)->t;
 
 	return (ta > tb) - (ta < tb);
 }
@@ -355,13 +362,15 @@ void hutch_egress_merge(char **egress_json, json_t *entries)
 	json_array_extend(all, entries);
 	json_decref(entries);
 	size_t n = json_array_size(all);
-	json_t **v = hutch_xcalloc(n ? n : 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(all, i));
-	qsort(v, n, sizeof(*v), by_time); /* stable enough: ties keep no order */
+	struct entry *v = hutch_xcalloc(n ? n : 1, sizeof(struct entry));
+	for (size_t i = 0; i < n; i++) {
+		v[i].e = json_incref(json_array_get(all, i));
+		v[i].t = json_integer_value(json_object_get(v[i].e, "time_ms"));
+	}
+	qsort(v, n, sizeof(struct entry), by_time); /* ties keep no order */
 	json_array_clear(all);
 	for (size_t i = 0; i < n; i++)
-		json_array_append_new(all, v[i]);
+		json_array_append_new(all, v[i].e);
 	free(v);
 	free(*egress_json);
 	*egress_json = json_dumps(all, JSON_COMPACT);

@@ -72,7 +72,7 @@ struct hutch_proxy {
 	uint64_t max_out;
 	uint64_t max_in;
 	char exec_id[40];
-	json_t *ctx; /* who made the attempts, for the log (under mu) */
+	json_t *ctx;	    /* who made the attempts, for the log (under mu) */
 	pthread_mutex_t mu; /* everything below */
 	json_t *log;
 	struct conn *conns;
@@ -99,15 +99,15 @@ static const struct {
 	int bits;
 	const char *why;
 } ranges[] = {
-		{0x00000000, 8, "unspecified"},
-		{0x7f000000, 8, "loopback"},
-		{0x0a000000, 8, "private"},
-		{0xac100000, 12, "private"},
-		{0xc0a80000, 16, "private"},
-		{0x64400000, 10, "shared (CGNAT)"},
-		{0xa9fe0000, 16, "link-local (cloud metadata)"},
-		{0xe0000000, 4, "multicast"},
-		{0xf0000000, 4, "reserved"},
+	{0x00000000, 8, "unspecified"},
+	{0x7f000000, 8, "loopback"},
+	{0x0a000000, 8, "private"},
+	{0xac100000, 12, "private"},
+	{0xc0a80000, 16, "private"},
+	{0x64400000, 10, "shared (CGNAT)"},
+	{0xa9fe0000, 16, "link-local (cloud metadata)"},
+	{0xe0000000, 4, "multicast"},
+	{0xf0000000, 4, "reserved"},
 };
 
 static const char *forbidden_v4(uint32_t a)

@@ -54,9 +54,9 @@ struct hutch_session {
 	pid_t kernel_pid; /* in our pid namespace, from its credentials */
 	int out;	  /* the kernel's stdout and stderr */
 	int err;
-	struct hutch_buf inbuf;	   /* partial frames from ctl */
-	struct hutch_proxy *proxy; /* network policy allow: (run/proxy.c), or NULL */
-	size_t egress_mark;	   /* proxy log entries already given to a result */
+	struct hutch_buf inbuf;	      /* partial frames from ctl */
+	struct hutch_proxy *proxy;    /* network policy allow: (run/proxy.c), or NULL */
+	size_t egress_mark;	      /* proxy log entries already given to a result */
 	struct hutch_netwatch *watch; /* the kernel's direct connects (run/netwatch.c) */
 	size_t watch_mark;
 
