@@ -257,7 +257,7 @@ char *hutch_mcp_handle(struct hutch_mcp *m, const char *msg, size_t len)
 		out = error_object(NULL, MCP_INVALID_REQUEST,
 				   "message of %zu bytes is over the limit of %u bytes", len,
 				   HUTCH_MCP_MAX_MESSAGE);
-	else if (!(in = json_loadb(msg, len, JSON_REJECT_DUPLICATES, &je)))
+	else if (!(in = json_loadb(msg, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je)))
 		out = error_object(NULL, MCP_PARSE_ERROR, "parse error: %s (line %d, column %d)",
 				   je.text, je.line, je.column);
 	else {

@@ -83,6 +83,15 @@ static void error_section(struct hutch_buf *b, json_t *res)
 		section(b, "traceback", tb);
 }
 
+/* wall_ms, or a session call's run time (its result leaves wall_ms 0) */
+static json_int_t run_ms(json_t *res)
+{
+	json_int_t ms = json_integer_value(json_object_get(res, "wall_ms"));
+	json_int_t us = json_integer_value(json_object_get(json_object_get(res, "timings"), "run_us"));
+
+	return ms ? ms : us / 1000;
+}
+
 static void status_line(struct hutch_buf *b, json_t *res)
 {
 	json_t *code = json_object_get(res, "exit_code");
@@ -96,7 +105,7 @@ static void status_line(struct hutch_buf *b, json_t *res)
 		hutch_buf_printf(b, ", signal %lld", (long long)json_integer_value(sig));
 	if (str(res, "limit_hit"))
 		hutch_buf_printf(b, ", limit hit: %s", str(res, "limit_hit"));
-	hutch_buf_printf(b, ", %lld ms]\n", (long long)json_integer_value(json_object_get(res, "wall_ms")));
+	hutch_buf_printf(b, ", %lld ms]\n", (long long)run_ms(res));
 	if (json_is_object(se))
 		hutch_buf_printf(b, "[sandbox error at step '%s': %s]\n", str(se, "step") ?: "?",
 				 str(se, "message") ?: "?");
