@@ -337,7 +337,8 @@ static json_t *call_files_read(const struct hutch_mcp_backend *b, json_t *args,
 	if (hutch_utf8_valid((const char *)data, len) && !memchr(data, 0, len)) {
 		json_object_set_new(out, "encoding", json_string("utf-8"));
 		json_object_set_new(out, "text", json_stringn((const char *)data, len));
-		content = json_pack("[o]", hutch_mcp_text((const char *)data));
+		/* the decoded bytes are not NUL-terminated */
+		content = json_pack("[{s:s,s:s%}]", "type", "text", "text", (const char *)data, len);
 	} else {
 		char note[300];
 		json_object_set_new(out, "encoding", json_string("base64"));

@@ -316,6 +316,11 @@ static void test_mcp_files_write_and_read(void)
 		  2);
 	json_decref(r);
 	hutch_mcp_free(m);
+	m = new_handler("{\"data_base64\":\"aGk=\"}"); /* decoded: not NUL-terminated */
+	r = tool_call(m, "session_files_read", "{\"session_id\":\"s\",\"path\":\"a.txt\"}");
+	ASSERT_STREQ(first_text(r), "hi");
+	json_decref(r);
+	hutch_mcp_free(m);
 	m = new_handler("{\"data_base64\":\"AP8=\"}");
 	r = tool_call(m, "session_files_read", "{\"session_id\":\"s\",\"path\":\"b\"}");
 	ASSERT_STREQ(json_string_value(json_object_get(
