@@ -77,7 +77,7 @@ static json_t *m_initialize(struct hutch_mcp *m, json_t *params, int *code, stru
 		*code = MCP_INVALID_PARAMS;
 		hutch_err_setx(err, EINVAL, "field 'params.protocolVersion' %s",
 			       json_object_get(params, "protocolVersion") ? "must be a string"
-									 : "is required");
+									  : "is required");
 		return NULL;
 	}
 	for (size_t i = 0; protocol_versions[i]; i++)

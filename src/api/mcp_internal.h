@@ -33,8 +33,8 @@ struct mcp_field {
 	enum mcp_type type;
 	bool is_required;
 	const char *description;
-	const struct mcp_field *members;  /* MCP_OBJECT */
-	const char *const *choices;	  /* MCP_STRING: the allowed values, NULL-ended */
+	const struct mcp_field *members; /* MCP_OBJECT */
+	const char *const *choices;	 /* MCP_STRING: the allowed values, NULL-ended */
 };
 
 /* The JSON Schema of an object with these fields (additionalProperties

@@ -64,7 +64,8 @@ static void stream(struct hutch_buf *b, json_t *res, const char *name)
 	snprintf(key, sizeof(key), "%s_truncated", name);
 	if (json_is_true(json_object_get(res, key))) {
 		snprintf(key, sizeof(key), "%s_bytes", name);
-		hutch_buf_printf(b, "[%s truncated: %lld bytes written in all; head and tail kept]\n",
+		hutch_buf_printf(b,
+				 "[%s truncated: %lld bytes written in all; head and tail kept]\n",
 				 name, (long long)json_integer_value(json_object_get(res, key)));
 	}
 }
@@ -87,7 +88,8 @@ static void error_section(struct hutch_buf *b, json_t *res)
 static json_int_t run_ms(json_t *res)
 {
 	json_int_t ms = json_integer_value(json_object_get(res, "wall_ms"));
-	json_int_t us = json_integer_value(json_object_get(json_object_get(res, "timings"), "run_us"));
+	json_int_t us =
+		json_integer_value(json_object_get(json_object_get(res, "timings"), "run_us"));
 
 	return ms ? ms : us / 1000;
 }

@@ -15,7 +15,7 @@
  */
 
 static const char *const type_names[] = {
-	[MCP_STRING] = "string",  [MCP_INTEGER] = "integer", [MCP_NUMBER] = "number",
+	[MCP_STRING] = "string",   [MCP_INTEGER] = "integer", [MCP_NUMBER] = "number",
 	[MCP_BOOLEAN] = "boolean", [MCP_OBJECT] = "object",   [MCP_MAP] = "object",
 	[MCP_STRINGS] = "array",
 };
@@ -34,7 +34,8 @@ static json_t *field_schema(const struct mcp_field *f)
 		json_decref(sub);
 	}
 	if (f->type == MCP_MAP)
-		json_object_set_new(s, "additionalProperties", json_pack("{s:s}", "type", "string"));
+		json_object_set_new(s, "additionalProperties",
+				    json_pack("{s:s}", "type", "string"));
 	if (f->type == MCP_STRINGS)
 		json_object_set_new(s, "items", json_pack("{s:s}", "type", "string"));
 	if (f->choices) {
@@ -118,8 +119,8 @@ static int check_strings(const char *name, json_t *v, struct hutch_err *err)
 		json_array_foreach(v, i, item)
 		{
 			if (!json_is_string(item))
-				return hutch_err_setx(err, EINVAL, "field '%s[%zu]' must be a string",
-						      name, i);
+				return hutch_err_setx(err, EINVAL,
+						      "field '%s[%zu]' must be a string", name, i);
 		}
 		return 0;
 	}
@@ -142,7 +143,8 @@ static int check_value(const struct mcp_field *f, const char *name, json_t *v,
 		for (size_t i = 0; f->choices[i] && !found; i++)
 			found = strcmp(json_string_value(v), f->choices[i]) == 0;
 		if (!found)
-			return hutch_err_setx(err, EINVAL, "field '%s': '%s' is not one of the allowed values",
+			return hutch_err_setx(err, EINVAL,
+					      "field '%s': '%s' is not one of the allowed values",
 					      name, json_string_value(v));
 	}
 	if (f->type == MCP_MAP || f->type == MCP_STRINGS)
@@ -170,7 +172,8 @@ int hutch_mcp_check(const struct mcp_field *fields, json_t *args, const char *pr
 	json_object_foreach(args, key, v)
 	{
 		const struct mcp_field *f = find_field(fields, key);
-		snprintf(name, sizeof(name), "%s%s%s", prefix ? prefix : "", prefix ? "." : "", key);
+		snprintf(name, sizeof(name), "%s%s%s", prefix ? prefix : "", prefix ? "." : "",
+			 key);
 		if (!f)
 			return hutch_err_setx(err, EINVAL, "unknown field '%s'", name);
 		if (check_value(f, name, v, err) < 0)

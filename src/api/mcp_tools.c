@@ -38,31 +38,55 @@ static const struct mcp_field limits_fields[] = {
 	{"idle_output_ms", MCP_INTEGER, false, "stop after this long without output (0: never)",
 	 NULL, NULL},
 	{"cpus", MCP_NUMBER, false, "CPU bandwidth in cores (0: no cap)", NULL, NULL},
-	{"output_limit_kill", MCP_BOOLEAN, false, "kill the run when output passes the limit",
-	 NULL, NULL},
+	{"output_limit_kill", MCP_BOOLEAN, false, "kill the run when output passes the limit", NULL,
+	 NULL},
 	{NULL, MCP_STRING, false, NULL, NULL, NULL},
 };
 
-static const char *const run_languages[] = {"python", "python3", "node", "js",
-					    "javascript", "bash", "sh", NULL};
+static const char *const run_languages[] = {"python",	  "python3", "node", "js",
+					    "javascript", "bash",    "sh",   NULL};
 static const char *const session_languages[] = {"python", "node", "bash", NULL};
 
-#define LIMITS {"limits", MCP_OBJECT, false, "resource limits; absent fields keep defaults", limits_fields, NULL}
+/* Fields several tools share (a macro: C has no constant struct values) */
+#define LIMITS_TEXT "resource limits; absent fields keep their defaults"
+#define NETWORK_TEXT                                                                               \
+	"'none' (default: loopback only) or 'allow:DOMAIN,*.DOMAIN,...' (egress through hutch's "  \
+	"proxy, every attempt logged)"
+#define ENV_TEXT "environment variables (nothing of the host is inherited)"
+#define LIMITS                                                                                     \
+	{                                                                                          \
+		"limits", MCP_OBJECT, false, LIMITS_TEXT, limits_fields, NULL                      \
+	}
 #define NETWORK                                                                                    \
-	{"network", MCP_STRING, false,                                                             \
-	 "'none' (default: loopback only) or 'allow:DOMAIN,*.DOMAIN,...' (egress through "         \
-	 "hutch's proxy, every attempt logged)",                                                   \
-	 NULL, NULL}
-#define ENV {"env", MCP_MAP, false, "environment variables (nothing of the host is inherited)", NULL, NULL}
-#define STDIN {"stdin", MCP_STRING, false, "the program's stdin (default empty)", NULL, NULL}
-#define SESSION_ID {"session_id", MCP_STRING, true, "the id session_create returned", NULL, NULL}
-#define END {NULL, MCP_STRING, false, NULL, NULL, NULL}
+	{                                                                                          \
+		"network", MCP_STRING, false, NETWORK_TEXT, NULL, NULL                             \
+	}
+#define ENV                                                                                        \
+	{                                                                                          \
+		"env", MCP_MAP, false, ENV_TEXT, NULL, NULL                                        \
+	}
+#define STDIN                                                                                      \
+	{                                                                                          \
+		"stdin", MCP_STRING, false, "the program's stdin (default empty)", NULL, NULL      \
+	}
+#define SESSION_ID                                                                                 \
+	{                                                                                          \
+		"session_id", MCP_STRING, true, "the id session_create returned", NULL, NULL       \
+	}
+#define END                                                                                        \
+	{                                                                                          \
+		NULL, MCP_STRING, false, NULL, NULL, NULL                                          \
+	}
 
 static const struct mcp_field run_code_in[] = {
 	{"language", MCP_STRING, true, "python, node, bash or sh", NULL, run_languages},
 	{"code", MCP_STRING, true, "the program (placed at /workspace/main.py, .js or .sh)", NULL,
 	 NULL},
-	STDIN, LIMITS, NETWORK, ENV, END,
+	STDIN,
+	LIMITS,
+	NETWORK,
+	ENV,
+	END,
 };
 
 static const struct mcp_field run_command_in[] = {
@@ -71,13 +95,19 @@ static const struct mcp_field run_command_in[] = {
 	{"argv", MCP_STRINGS, false, "the command and its arguments, looked up in PATH", NULL,
 	 NULL},
 	{"workdir", MCP_STRING, false, "working directory under /workspace", NULL, NULL},
-	STDIN, LIMITS, NETWORK, ENV, END,
+	STDIN,
+	LIMITS,
+	NETWORK,
+	ENV,
+	END,
 };
 
 static const struct mcp_field session_create_in[] = {
 	{"language", MCP_STRING, true, "the session's kernel: python, node or bash", NULL,
 	 session_languages},
-	LIMITS, NETWORK, ENV,
+	LIMITS,
+	NETWORK,
+	ENV,
 	{"idle_timeout_ms", MCP_INTEGER, false, "pause the session after this long without calls",
 	 NULL, NULL},
 	{"ttl_ms", MCP_INTEGER, false, "kill the session this long after it was created", NULL,
@@ -142,14 +172,16 @@ static const char write_out[] =
 	"{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"},"
 	"\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}},"
 	"\"required\":[\"ok\",\"path\",\"bytes\"]}";
-static const char list_out[] = "{\"type\":\"object\",\"properties\":{\"sessions\":{\"type\":"
-			       "\"array\",\"items\":{\"type\":\"object\"}}},\"required\":[\"sessions\"]}";
-static const char kill_out[] = "{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},"
-			       "\"required\":[\"ok\"]}";
+static const char list_out[] =
+	"{\"type\":\"object\",\"properties\":{\"sessions\":{\"type\":"
+	"\"array\",\"items\":{\"type\":\"object\"}}},\"required\":[\"sessions\"]}";
+static const char kill_out[] =
+	"{\"type\":\"object\",\"properties\":{\"ok\":{\"type\":\"boolean\"}},"
+	"\"required\":[\"ok\"]}";
 
 #define READ_ONLY "{\"readOnlyHint\":true,\"openWorldHint\":false}"
-#define WRITES "{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}"
-#define DESTROYS "{\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":false}"
+#define WRITES	  "{\"readOnlyHint\":false,\"destructiveHint\":false,\"openWorldHint\":false}"
+#define DESTROYS  "{\"readOnlyHint\":false,\"destructiveHint\":true,\"openWorldHint\":false}"
 
 /* --- calls --- */
 
@@ -185,8 +217,9 @@ static json_t *run_request(const struct hutch_mcp_backend *b, json_t *req, struc
 		json_decref(res);
 		return hutch_mcp_error_result("hutch returned a result that is not JSON");
 	}
-	return hutch_mcp_result(hutch_mcp_exec_content(res), res,
-				strcmp(json_string_value(json_object_get(res, "status")) ?: "", "ok") != 0);
+	return hutch_mcp_result(
+		hutch_mcp_exec_content(res), res,
+		strcmp(json_string_value(json_object_get(res, "status")) ?: "", "ok") != 0);
 }
 
 /* Copy the named optional members of args into req. */
@@ -199,11 +232,10 @@ static void copy_fields(json_t *req, json_t *args, const char *const *names)
 	}
 }
 
-static json_t *call_run_code(const struct hutch_mcp_backend *b, json_t *args,
-			     struct hutch_err *err)
+static json_t *call_run_code(const struct hutch_mcp_backend *b, json_t *args, struct hutch_err *err)
 {
-	static const char *const names[] = {"language", "code", "stdin", "limits", "network",
-					    "env", NULL};
+	static const char *const names[] = {"language", "code", "stdin", "limits",
+					    "network",	"env",	NULL};
 	json_t *req = json_object();
 
 	copy_fields(req, args, names);
@@ -213,14 +245,15 @@ static json_t *call_run_code(const struct hutch_mcp_backend *b, json_t *args,
 static json_t *call_run_command(const struct hutch_mcp_backend *b, json_t *args,
 				struct hutch_err *err)
 {
-	static const char *const names[] = {"argv", "workdir", "stdin", "limits", "network",
-					    "env", NULL};
+	static const char *const names[] = {"argv",    "workdir", "stdin", "limits",
+					    "network", "env",	  NULL};
 	json_t *command = json_object_get(args, "command");
 	json_t *argv = json_object_get(args, "argv");
 	json_t *req;
 
 	if (!command == !argv) {
-		hutch_err_setx(err, EINVAL, "exactly one of the fields 'command' and 'argv' is required");
+		hutch_err_setx(err, EINVAL,
+			       "exactly one of the fields 'command' and 'argv' is required");
 		return NULL;
 	}
 	if (argv && json_array_size(argv) == 0) {
@@ -247,8 +280,8 @@ static json_t *session_op(const struct hutch_mcp_backend *b, json_t *op, json_t 
 	free(reply);
 	*fail = NULL;
 	if (!reply)
-		*fail = hutch_mcp_error_result("%s failed: %s",
-					       json_string_value(json_object_get(op, "op")), err.msg);
+		*fail = hutch_mcp_error_result(
+			"%s failed: %s", json_string_value(json_object_get(op, "op")), err.msg);
 	else if (!json_is_object(o))
 		*fail = hutch_mcp_error_result("the session reply is not JSON");
 	/* a refusal has only "error"; an ExecResult has a status as well */
@@ -302,8 +335,9 @@ static json_t *call_session_exec(const struct hutch_mcp_backend *b, json_t *args
 	res = session_op(b, op, &fail);
 	if (!res)
 		return fail;
-	return hutch_mcp_result(hutch_mcp_exec_content(res), res,
-				strcmp(json_string_value(json_object_get(res, "status")) ?: "", "ok") != 0);
+	return hutch_mcp_result(
+		hutch_mcp_exec_content(res), res,
+		strcmp(json_string_value(json_object_get(res, "status")) ?: "", "ok") != 0);
 }
 
 static json_t *files_op(json_t *args, const char *action)
@@ -338,13 +372,15 @@ static json_t *call_files_read(const struct hutch_mcp_backend *b, json_t *args,
 		json_object_set_new(out, "encoding", json_string("utf-8"));
 		json_object_set_new(out, "text", json_stringn((const char *)data, len));
 		/* the decoded bytes are not NUL-terminated */
-		content = json_pack("[{s:s,s:s%}]", "type", "text", "text", (const char *)data, len);
+		content =
+			json_pack("[{s:s,s:s%}]", "type", "text", "text", (const char *)data, len);
 	} else {
 		char note[300];
 		json_object_set_new(out, "encoding", json_string("base64"));
 		json_object_set_new(out, "content_base64", json_string(b64));
 		snprintf(note, sizeof(note), "'%s' is binary, %zu bytes; base64:\n", path, len);
-		content = json_pack("[o]", json_pack("{s:s,s:s+}", "type", "text", "text", note, b64));
+		content = json_pack("[o]",
+				    json_pack("{s:s,s:s+}", "type", "text", "text", note, b64));
 	}
 	free(data);
 	json_decref(reply);
@@ -364,7 +400,9 @@ static json_t *call_files_write(const struct hutch_mcp_backend *b, json_t *args,
 	char msg[300];
 
 	if (!text == !b64) {
-		hutch_err_setx(err, EINVAL, "exactly one of the fields 'content' and 'content_base64' is required");
+		hutch_err_setx(
+			err, EINVAL,
+			"exactly one of the fields 'content' and 'content_base64' is required");
 		return NULL;
 	}
 	if (b64) {
@@ -388,8 +426,8 @@ static json_t *call_files_write(const struct hutch_mcp_backend *b, json_t *args,
 	snprintf(msg, sizeof(msg), "wrote %zu bytes to '%s'", len,
 		 json_string_value(json_object_get(args, "path")));
 	return hutch_mcp_result(json_pack("[o]", hutch_mcp_text(msg)),
-				json_pack("{s:b,s:O,s:I}", "ok", 1, "path", json_object_get(args, "path"),
-					  "bytes", (json_int_t)len),
+				json_pack("{s:b,s:O,s:I}", "ok", 1, "path",
+					  json_object_get(args, "path"), "bytes", (json_int_t)len),
 				false);
 }
 
@@ -448,8 +486,9 @@ static const struct mcp_tool tools[] = {
 	 "Run a program in a new, isolated Linux sandbox (no network by default, no host "
 	 "files, limits on time, memory, processes and disk) and return its output, exit code "
 	 "and status. Nothing persists between calls: use a session for state.",
-	 run_code_in, exec_out, "{\"readOnlyHint\":false,\"destructiveHint\":false,"
-				"\"idempotentHint\":false,\"openWorldHint\":false}",
+	 run_code_in, exec_out,
+	 "{\"readOnlyHint\":false,\"destructiveHint\":false,"
+	 "\"idempotentHint\":false,\"openWorldHint\":false}",
 	 call_run_code},
 	{"run_command", "Run a command in a fresh sandbox",
 	 "Run one command line (sh -c) or argv in a new, isolated Linux sandbox with the host's "
@@ -481,9 +520,9 @@ static const struct mcp_tool tools[] = {
 
 static json_t *tool_json(const struct mcp_tool *t)
 {
-	json_t *o = json_pack("{s:s,s:s,s:s,s:o}", "name", t->name, "title", t->title,
-			      "description", t->description, "inputSchema",
-			      hutch_mcp_schema(t->input));
+	json_t *o =
+		json_pack("{s:s,s:s,s:s,s:o}", "name", t->name, "title", t->title, "description",
+			  t->description, "inputSchema", hutch_mcp_schema(t->input));
 
 	if (t->output_schema)
 		json_object_set_new(o, "outputSchema", json_loads(t->output_schema, 0, NULL));

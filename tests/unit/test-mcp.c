@@ -98,7 +98,8 @@ static void test_mcp_initialize_negotiates_the_version(void)
 	ASSERT_STREQ(json_string_value(json_object_get(result(r), "protocolVersion")),
 		     "2025-03-26");
 	ASSERT_STREQ(json_string_value(json_object_get(r, "id")), "a");
-	ASSERT(json_is_object(json_object_get(json_object_get(result(r), "capabilities"), "tools")));
+	ASSERT(json_is_object(
+		json_object_get(json_object_get(result(r), "capabilities"), "tools")));
 	json_decref(r);
 	r = ask(m, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":"
 		   "{\"protocolVersion\":\"2099-01-01\"}}");
@@ -182,8 +183,8 @@ static void test_mcp_tools_list_schemas(void)
 
 static void test_mcp_run_code_forwards_a_request(void)
 {
-	struct hutch_mcp *m = new_handler(
-		"{\"status\":\"ok\",\"exit_code\":0,\"stdout\":\"42\\n\",\"stderr\":\"\",\"wall_ms\":5}");
+	struct hutch_mcp *m = new_handler("{\"status\":\"ok\",\"exit_code\":0,\"stdout\":\"42\\n\","
+					  "\"stderr\":\"\",\"wall_ms\":5}");
 	json_t *r = tool_call(m, "run_code",
 			      "{\"language\":\"python\",\"code\":\"print(42)\","
 			      "\"limits\":{\"wall_ms\":2000}}");
@@ -194,8 +195,8 @@ static void test_mcp_run_code_forwards_a_request(void)
 		  2000);
 	ASSERT(json_is_false(json_object_get(result(r), "isError")));
 	ASSERT_STREQ(first_text(r), "[stdout]\n42\n[status: ok, exit code 0, 5 ms]\n");
-	ASSERT_STREQ(json_string_value(
-			     json_object_get(json_object_get(result(r), "structuredContent"), "status")),
+	ASSERT_STREQ(json_string_value(json_object_get(
+			     json_object_get(result(r), "structuredContent"), "status")),
 		     "ok");
 	json_decref(sent);
 	json_decref(r);
@@ -220,7 +221,8 @@ static void test_mcp_bad_arguments_name_the_field(void)
 	struct hutch_mcp *m = new_handler("{}");
 	static const char *const cases[][3] = {
 		{"run_code", "{\"language\":\"python\"}", "field 'code' is required"},
-		{"run_code", "{\"language\":\"python\",\"code\":1}", "field 'code' must be a string"},
+		{"run_code", "{\"language\":\"python\",\"code\":1}",
+		 "field 'code' must be a string"},
 		{"run_code", "{\"language\":\"python\",\"code\":\"\",\"limits\":{\"pids\":-1}}",
 		 "field 'limits.pids' must be an integer >= 0"},
 		{"run_code", "{\"language\":\"python\",\"code\":\"\",\"env\":{\"A\":1}}",
@@ -256,7 +258,8 @@ static void test_mcp_session_exec_images(void)
 	ASSERT_CONTAINS(fake.last_session, "\"op\":\"session.exec\"");
 	ASSERT_CONTAINS(fake.last_session, "\"id\":\"sess_1\"");
 	ASSERT_EQ(json_array_size(content), 3);
-	ASSERT_STREQ(first_text(r), "[display 1]\nd\n[value]\n<Figure>\n[status: ok, exit code 0, 7 ms]\n");
+	ASSERT_STREQ(first_text(r),
+		     "[display 1]\nd\n[value]\n<Figure>\n[status: ok, exit code 0, 7 ms]\n");
 	ASSERT_STREQ(json_string_value(json_object_get(json_array_get(content, 1), "mimeType")),
 		     "image/jpeg");
 	ASSERT_STREQ(json_string_value(json_object_get(json_array_get(content, 2), "data")),
@@ -299,7 +302,8 @@ static void test_mcp_traceback_shown_once(void)
 		"\"error\":{\"type\":\"E\",\"message\":\"m\",\"traceback\":\"TB\\n\"}}");
 	json_t *r = tool_call(m, "run_code", "{\"language\":\"python\",\"code\":\"x\"}");
 
-	ASSERT_STREQ(first_text(r), "[stderr]\nTB\n[error] E: m\n[status: error, exit code 1, 0 ms]\n");
+	ASSERT_STREQ(first_text(r),
+		     "[stderr]\nTB\n[error] E: m\n[status: error, exit code 1, 0 ms]\n");
 	json_decref(r);
 	hutch_mcp_free(m);
 }
@@ -311,8 +315,8 @@ static void test_mcp_files_write_and_read(void)
 			      "{\"session_id\":\"s\",\"path\":\"a.txt\",\"content\":\"hi\"}");
 
 	ASSERT_CONTAINS(fake.last_session, "\"data_base64\":\"aGk=\"");
-	ASSERT_EQ(json_integer_value(
-			  json_object_get(json_object_get(result(r), "structuredContent"), "bytes")),
+	ASSERT_EQ(json_integer_value(json_object_get(
+			  json_object_get(result(r), "structuredContent"), "bytes")),
 		  2);
 	json_decref(r);
 	hutch_mcp_free(m);
