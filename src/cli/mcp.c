@@ -1,5 +1,7 @@
 #include <errno.h>
 #include <getopt.h>
+#include <jansson.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,12 +15,12 @@
 #include "util/buf.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/mem.h"
 
 /*
  * hutch mcp: the MCP server on stdio (docs/mcp.md). One JSON-RPC message
  * per line on stdin, one response per line on stdout, logs on stderr only:
- * stdout belongs to the protocol. Messages are answered in order, one at a
- * time.
+ * stdout belongs to the protocol.
  */
 
 static const char mcp_usage[] =
@@ -96,37 +98,120 @@ static int write_all(int fd, const char *buf, size_t len)
 	return 0;
 }
 
-/* Answer one line; -1 when stdout is gone (the client left). */
-static int answer(struct hutch_mcp *m, const char *line, size_t len, bool is_too_long)
+/*
+ * Tool calls run on threads of their own, up to MAX_CALLS at once, so the
+ * calls an agent makes in parallel run in parallel (the handler and both
+ * backends are thread-safe); everything else is answered at once, in order,
+ * on the reading thread. Responses are whole lines, one writer at a time.
+ */
+#define MAX_CALLS 8
+
+struct stdio_server {
+	struct hutch_mcp *m;
+	pthread_mutex_t lock; /* stdout, inflight, is_broken */
+	pthread_cond_t done;
+	unsigned inflight;
+	bool is_broken; /* stdout is gone: the client left */
+};
+
+struct call {
+	struct stdio_server *s;
+	char *msg;
+	size_t len;
+};
+
+/* Write a response (consumed; NULL: nothing to send) as one line. */
+static void send_reply(struct stdio_server *s, char *reply)
 {
-	char *reply;
-	int rc = 0;
+	size_t n;
+
+	if (!reply)
+		return;
+	n = strlen(reply);
+	reply[n] = '\n'; /* replaces the NUL */
+	pthread_mutex_lock(&s->lock);
+	if (!s->is_broken && write_all(1, reply, n + 1) < 0)
+		s->is_broken = true;
+	pthread_mutex_unlock(&s->lock);
+	free(reply);
+}
+
+static void *call_main(void *arg)
+{
+	struct call *c = arg;
+	struct stdio_server *s = c->s;
+
+	send_reply(s, hutch_mcp_handle(s->m, c->msg, c->len));
+	free(c->msg);
+	free(c);
+	pthread_mutex_lock(&s->lock);
+	s->inflight--;
+	pthread_cond_broadcast(&s->done);
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* A tools/call request (it has an id): worth a thread. */
+static bool is_tool_call(const char *msg, size_t len)
+{
+	json_t *o = json_loadb(msg, len, 0, NULL);
+	bool yes = json_is_object(o) && json_object_get(o, "id") &&
+		   strcmp(json_string_value(json_object_get(o, "method")) ?: "", "tools/call") == 0;
+
+	json_decref(o);
+	return yes;
+}
+
+static void start_call(struct stdio_server *s, const char *msg, size_t len)
+{
+	struct call *c = hutch_xmalloc(sizeof(*c));
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	c->s = s;
+	c->msg = hutch_xmemdup(msg, len);
+	c->len = len;
+	pthread_mutex_lock(&s->lock);
+	while (s->inflight >= MAX_CALLS)
+		pthread_cond_wait(&s->done, &s->lock);
+	s->inflight++;
+	pthread_mutex_unlock(&s->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, call_main, c);
+	pthread_attr_destroy(&attr);
+	if (rc != 0)
+		call_main(c); /* no thread to be had: answer in line */
+}
+
+/* Answer one line; -1 when stdout is gone (the client left). */
+static int answer(struct stdio_server *s, const char *line, size_t len, bool is_too_long)
+{
+	bool is_broken;
 
 	while (len && (line[len - 1] == '\r' || line[len - 1] == ' ' || line[len - 1] == '\t'))
 		len--;
-	if (!is_too_long && len == 0)
-		return 0; /* blank lines between messages are harmless */
 	if (is_too_long) {
 		char msg[128];
 		snprintf(msg, sizeof(msg), "message over the limit of %u bytes (discarded)",
 			 HUTCH_MCP_MAX_MESSAGE);
 		hutch_log(HUTCH_LOG_WARN, "mcp: %s", msg);
-		reply = hutch_mcp_error_response(-32600, msg);
-	} else {
-		reply = hutch_mcp_handle(m, line, len);
+		send_reply(s, hutch_mcp_error_response(-32600, msg));
+	} else if (len && is_tool_call(line, len)) {
+		start_call(s, line, len);
+	} else if (len) { /* blank lines between messages are harmless */
+		send_reply(s, hutch_mcp_handle(s->m, line, len));
 	}
-	if (reply) {
-		size_t n = strlen(reply);
-		reply[n] = '\n'; /* replaces the NUL: one write per response */
-		rc = write_all(1, reply, n + 1);
-	}
-	free(reply);
-	return rc;
+	pthread_mutex_lock(&s->lock);
+	is_broken = s->is_broken;
+	pthread_mutex_unlock(&s->lock);
+	return is_broken ? -1 : 0;
 }
 
 /* Read stdin line by line until EOF. A line past the limit is not kept:
  * its bytes are dropped as they come, and it gets one error response. */
-static int serve_stdio(struct hutch_mcp *m)
+static int serve_stdio(struct stdio_server *s)
 {
 	struct hutch_buf line = HUTCH_BUF_INIT;
 	bool is_too_long = false;
@@ -155,14 +240,19 @@ static int serve_stdio(struct hutch_mcp *m)
 			if (!nl)
 				break;
 			p++;
-			rc = answer(m, line.data ? line.data : "", line.len, is_too_long);
+			rc = answer(s, line.data ? line.data : "", line.len, is_too_long);
 			line.len = 0;
 			is_too_long = false;
 		}
 	}
 	if (rc == 0 && (line.len || is_too_long)) /* a last message without its newline */
-		rc = answer(m, line.data, line.len, is_too_long);
+		rc = answer(s, line.data, line.len, is_too_long);
 	hutch_buf_release(&line);
+	/* every call still running gets its answer before we stop */
+	pthread_mutex_lock(&s->lock);
+	while (s->inflight)
+		pthread_cond_wait(&s->done, &s->lock);
+	pthread_mutex_unlock(&s->lock);
 	return rc;
 }
 
@@ -197,9 +287,10 @@ int hutch_cmd_mcp(int argc, char **argv)
 		fprintf(stderr, "hutch mcp: in-process (%s; cold-path runs, sessions under %s)\n",
 			o.cold ? "--cold" : "no daemon reachable", state);
 	}
-	struct hutch_mcp *m = hutch_mcp_new(&backend);
-	int rc = serve_stdio(m);
-	hutch_mcp_free(m);
+	struct stdio_server s = {hutch_mcp_new(&backend), PTHREAD_MUTEX_INITIALIZER,
+				 PTHREAD_COND_INITIALIZER, 0, false};
+	int rc = serve_stdio(&s);
+	hutch_mcp_free(s.m);
 	hutch_sessions_close(local.sessions);
 	return rc < 0 ? 1 : 0;
 }
