@@ -85,6 +85,16 @@ async function main() {
   r = await client.callTool({ name: 'run_command', arguments: { argv: ['id', '-u'] } });
   ok(!r.isError && r.structuredContent?.stdout.trim() === '1000', 'run_command: argv, runs as uid 1000', r);
 
+  // parallel calls (as agents make them) run in parallel
+  const t0 = Date.now();
+  const many = await Promise.all([1, 2, 3].map((i) => client.callTool({
+    name: 'run_command', arguments: { command: `sleep 2; echo call ${i}` },
+  })));
+  const took = Date.now() - t0;
+  ok(many.every((m, i) => !m.isError && m.structuredContent?.stdout === `call ${i + 1}\n`),
+    'three calls at once each get their own result', many.map(text));
+  ok(took < 5000, `and run in parallel (${took} ms for 3 x 2 s)`);
+
   // a session: create, exec twice, files, list, kill
   r = await client.callTool({ name: 'session_create', arguments: { language: 'python', limits: { memory_bytes: 536870912 } } });
   const id = r.structuredContent?.session_id;
