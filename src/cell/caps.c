@@ -1,5 +1,4 @@
 #include <errno.h>
-#include <grp.h>
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <sys/prctl.h>
@@ -31,13 +30,20 @@ int hutch_caps_drop_all(bool in_userns, struct hutch_err *err)
 		return hutch_err_set(err, errno, "clear ambient capabilities");
 	if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) < 0)
 		return hutch_err_set(err, errno, "set securebits");
-	/* setgroups() is denied in a user namespace whose setgroups file says
+	/* Raw syscalls, not glibc's wrappers: these apply the change to every
+	 * thread of the process through __nptl_setxid, and after a raw clone()
+	 * of a multithreaded supervisor (a daemon's threads, the sessions'
+	 * reaper) glibc still lists the parent's other threads, which do not
+	 * exist here: the wrapper then waits forever on a futex (seen as a
+	 * cell whose init never reaps its program). The kernel calls change
+	 * the calling thread, which is the whole cell process.
+	 * setgroups() is denied in a user namespace whose setgroups file says
 	 * "deny" (we write that, user_namespaces(7)); there are no groups then. */
-	if (!in_userns && setgroups(0, NULL) < 0)
+	if (!in_userns && syscall(SYS_setgroups, 0, NULL) < 0)
 		return hutch_err_set(err, errno, "clear supplementary groups");
-	if (setresgid(HUTCH_SANDBOX_GID, HUTCH_SANDBOX_GID, HUTCH_SANDBOX_GID) < 0)
+	if (syscall(SYS_setresgid, HUTCH_SANDBOX_GID, HUTCH_SANDBOX_GID, HUTCH_SANDBOX_GID) < 0)
 		return hutch_err_set(err, errno, "setresgid %u", HUTCH_SANDBOX_GID);
-	if (setresuid(HUTCH_SANDBOX_UID, HUTCH_SANDBOX_UID, HUTCH_SANDBOX_UID) < 0)
+	if (syscall(SYS_setresuid, HUTCH_SANDBOX_UID, HUTCH_SANDBOX_UID, HUTCH_SANDBOX_UID) < 0)
 		return hutch_err_set(err, errno, "setresuid %u", HUTCH_SANDBOX_UID);
 	if (syscall(SYS_capset, &hdr, data) < 0)
 		return hutch_err_set(err, errno, "capset to empty");
