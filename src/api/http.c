@@ -189,7 +189,7 @@ static enum MHD_Result serve(struct hutch_http *h, struct MHD_Connection *conn, 
 	enum MHD_Result rc = MHD_YES;
 	json_t *query = json_object();
 
-	hutch_id_new(r.id, sizeof(r.id), "req_");
+	hutch_id_new(r.id, sizeof(r.id), "req");
 	r.started_us = b->started_us;
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_query, query);
 	struct hutch_http_in in = {method, url, query, b->buf.data, b->buf.len};
@@ -229,7 +229,7 @@ static enum MHD_Result too_large(struct hutch_http *h, struct MHD_Connection *co
 	struct hutch_http_req r = {h, conn, method, url};
 	char msg[128];
 
-	hutch_id_new(r.id, sizeof(r.id), "req_");
+	hutch_id_new(r.id, sizeof(r.id), "req");
 	r.started_us = b->started_us;
 	b->answered = true;
 	snprintf(msg, sizeof(msg), "the body is over the limit of %llu bytes (--max-body)",

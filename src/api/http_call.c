@@ -124,7 +124,8 @@ static enum MHD_Result reply_with(struct hutch_http_req *r, char *text,
 				  struct hutch_quota_slot **slot)
 {
 	json_t *reply = text ? json_loads(text, 0, NULL) : NULL;
-	const char *code = json_string_value(json_object_get(json_object_get(reply, "error"), "code"));
+	const char *code =
+		json_string_value(json_object_get(json_object_get(reply, "error"), "code"));
 	int status = code ? hutch_http_status_of(code) : 200;
 	struct MHD_Response *resp = NULL;
 	enum MHD_Result rc;
@@ -166,7 +167,8 @@ static void stream_done(void *ctx, const char *json)
 	struct stream_ctx *s = ctx;
 	json_t *reply = json ? json_loads(json, 0, NULL) : NULL;
 
-	if (reply && !json_object_get(reply, "error"))
+	/* a refusal is {"error": {"code"...}}; an ExecResult's "error" is the program's */
+	if (reply && !json_object_get(json_object_get(reply, "error"), "code"))
 		hutch_metrics_result(reply);
 	log_reply(&s->r, 200, reply);
 	json_decref(reply);
