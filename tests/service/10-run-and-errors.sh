@@ -56,5 +56,5 @@ like "$m" 'hutch_http_rejected_total\{reason="body_too_large"\} 2' "and rejected
 like "$m" 'hutch_pool_cells\{kind="ready"\}' "and pool sizes"
 
 # one JSON line per request; never the key, never the code
-like "$(grep '"route":"/v1/run"' "$SRV_DIR/log" | head -1)" '"key":"alice".*"execution_id":"run_' "requests are logged as JSON with the key's name and execution id"
+like "$(grep '"route":"/v1/run"' "$SRV_LOG" | head -1)" '"key":"alice".*"execution_id":"run_' "requests are logged as JSON with the key's name and execution id"
 done_testing

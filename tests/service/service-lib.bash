@@ -21,20 +21,29 @@ as_user() {
 	fi
 }
 
-# start_serve [OPTIONS...]: hutch serve on 127.0.0.1 and a free port; sets URL
+# start_serve [OPTIONS...]: hutch serve on a free port of 127.0.0.1 (or of
+# --listen HOST:0 given first); sets URL, and SRV_LOG to its stderr
+SRV_N=0
 start_serve() {
+	local listen=127.0.0.1:0
+	if [ "${1:-}" = --listen ]; then
+		listen=$2
+		shift 2
+	fi
+	SRV_N=$((SRV_N + 1))
+	SRV_LOG=$SRV_DIR/log.$SRV_N
 	[ -n "${HUTCH_AS:-}" ] && chown "$HUTCH_AS" "$SRV_DIR"
-	as_user "$HUTCH_BIN" serve --listen 127.0.0.1:0 --socket "$SRV_DIR/hutch.sock" \
+	as_user "$HUTCH_BIN" serve --listen "$listen" --socket "$SRV_DIR/hutch.sock" \
 		--state-dir "$STATE" --pool 1 --pool-max 2 --log-level warn "$@" \
-		2>>"$SRV_DIR/log" &
+		2>>"$SRV_LOG" &
 	SRV_PID=$!
 	for _ in $(seq 200); do
-		URL=$(grep -o 'serve: listening on http://[0-9.]*:[0-9]*' "$SRV_DIR/log" 2>/dev/null |
+		URL=$(grep -o 'serve: listening on http://[0-9.]*:[0-9]*' "$SRV_LOG" 2>/dev/null |
 			tail -1 | sed 's/.*listening on //') || true
-		[ -n "$URL" ] && [ -S "$SRV_DIR/hutch.sock" ] && return 0
+		[ -n "$URL" ] && return 0
 		sleep 0.05
 	done
-	echo "Bail out! hutch serve did not start: $(cat "$SRV_DIR/log")"
+	echo "Bail out! hutch serve did not start: $(cat "$SRV_LOG")"
 	exit 1
 }
 
