@@ -195,7 +195,10 @@ static enum MHD_Result start_stream(struct hutch_http_req *r)
 	s->r.call.op_json = s->op_json;
 	s->r.conn = NULL;
 	s->r.method = r->call.route->method; /* static: outlives the request */
-	resp = hutch_sse_start(stream_work, stream_done, s, stream_free, &err);
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	resp = hutch_sse_start(stream_work, stream_done, s, stream_free,
+			       ci ? ci->connect_fd : -1, &err);
 	if (!resp)
 		return hutch_http_error(r, 500, hutch_errno_name(err.code), err.msg);
 	rc = MHD_queue_response(r->conn, 200, resp);

@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <jansson.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@
  */
 
 struct stream {
-	int fds[2]; /* [0] the worker writes, [1] the response reads */
+	int fds[2];    /* [0] the worker writes, [1] the response reads */
+	int client_fd; /* the connection, watched for the client going away */
 	pthread_t thread;
 	hutch_sse_work work;
 	void (*done)(void *ctx, const char *json);
@@ -93,10 +95,26 @@ static void *worker(void *arg)
 
 static ssize_t reader(void *cls, uint64_t pos, char *buf, size_t max)
 {
+	static const char keepalive[] = ": keepalive\n\n";
 	struct stream *s = cls;
 	ssize_t n;
 
 	(void)pos;
+	/* libmicrohttpd cannot notice a client that left while we block here
+	 * (its thread is ours): watch the connection too, and say something
+	 * every 15 s so proxies and dead peers show up */
+	struct pollfd pfd[2] = {{s->fds[1], POLLIN, 0}, {s->client_fd, POLLRDHUP, 0}};
+	int rc = poll(pfd, s->client_fd >= 0 ? 2 : 1, 15000);
+	if (rc < 0 && errno != EINTR)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	if (rc > 0 && (pfd[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+		return MHD_CONTENT_READER_END_WITH_ERROR; /* closes: our run is cancelled */
+	if (rc <= 0 || !pfd[0].revents) {
+		if (max < sizeof(keepalive))
+			return 0;
+		memcpy(buf, keepalive, sizeof(keepalive) - 1);
+		return (ssize_t)sizeof(keepalive) - 1;
+	}
 	do {
 		n = read(s->fds[1], buf, max);
 	} while (n < 0 && errno == EINTR);
@@ -118,7 +136,7 @@ static void stream_free(void *cls)
 }
 
 struct MHD_Response *hutch_sse_start(hutch_sse_work work, void (*done)(void *ctx, const char *json),
-				     void *ctx, void (*ctx_free)(void *ctx),
+				     void *ctx, void (*ctx_free)(void *ctx), int client_fd,
 				     struct hutch_err *err)
 {
 	struct stream *s = hutch_xcalloc(1, sizeof(*s));
@@ -128,6 +146,7 @@ struct MHD_Response *hutch_sse_start(hutch_sse_work work, void (*done)(void *ctx
 	s->done = done;
 	s->ctx = ctx;
 	s->ctx_free = ctx_free;
+	s->client_fd = client_fd;
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, s->fds) < 0) {
 		free(s);
 		if (ctx_free)

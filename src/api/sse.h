@@ -14,9 +14,11 @@ typedef char *(*hutch_sse_work)(void *ctx, const struct hutch_run_hooks *hooks);
 /* A response whose body is the stream; work(ctx) starts now. done(ctx, json)
  * runs on the worker thread after the result event (logging, metrics), and
  * ctx_free(ctx) when the response is gone. Takes ctx in every case (freed
- * at once on failure). NULL with err. */
+ * at once on failure). client_fd is the connection's socket (-1: unknown):
+ * when its peer hangs up, the stream ends and the run is cancelled. NULL
+ * with err. */
 struct MHD_Response *hutch_sse_start(hutch_sse_work work, void (*done)(void *ctx, const char *json),
-				     void *ctx, void (*ctx_free)(void *ctx),
+				     void *ctx, void (*ctx_free)(void *ctx), int client_fd,
 				     struct hutch_err *err);
 
 /* One event's text ("event: NAME\ndata: {...}\n\n"); chunk is any bytes:
