@@ -30,7 +30,8 @@ static void check(const struct hutch_http_call *c, int rc, const struct hutch_er
 			abort();
 		return;
 	}
-	bool has_op = c->route && (c->route->kind == HUTCH_ROUTE_OP || c->route->kind == HUTCH_ROUTE_RUN);
+	bool has_op =
+		c->route && (c->route->kind == HUTCH_ROUTE_OP || c->route->kind == HUTCH_ROUTE_RUN);
 
 	if (!c->route || has_op != (c->op_json != NULL))
 		abort();

@@ -224,8 +224,7 @@ static void start_services(struct daemon *d, const struct hutch_daemon_opts *o)
 
 	d->svc.pool = hutch_pool_start(o->preload, o->pool_min, o->pool_max, &err);
 	if (!d->svc.pool)
-		hutch_log(HUTCH_LOG_WARN, "no fast path (serving the cold path only): %s",
-			  err.msg);
+		hutch_log(HUTCH_LOG_WARN, "no fast path (serving the cold path only): %s", err.msg);
 	if (o->state_dir) {
 		d->svc.sessions = hutch_sessions_open(o->state_dir, &err);
 		if (!d->svc.sessions)

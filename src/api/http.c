@@ -38,9 +38,9 @@ int hutch_http_status_of(const char *code)
 	static const struct {
 		const char *code;
 		int status;
-	} map[] = {{"EINVAL", 400}, {"ENOENT", 404},  {"EACCES", 403},	   {"EPERM", 403},
-		   {"EEXIST", 409}, {"EBUSY", 409},   {"ETIMEDOUT", 504}, {"ENOTSUP", 501},
-		   {"EDQUOT", 429}, {"E2BIG", 413},   {"EFBIG", 413},	   {"ENAMETOOLONG", 400},
+	} map[] = {{"EINVAL", 400},  {"ENOENT", 404}, {"EACCES", 403},	  {"EPERM", 403},
+		   {"EEXIST", 409},  {"EBUSY", 409},  {"ETIMEDOUT", 504}, {"ENOTSUP", 501},
+		   {"EDQUOT", 429},  {"E2BIG", 413},  {"EFBIG", 413},	  {"ENAMETOOLONG", 400},
 		   {"ENOTDIR", 400}, {"EISDIR", 400}, {"ENOTEMPTY", 409}, {"ESRCH", 404}};
 
 	for (size_t i = 0; code && i < sizeof(map) / sizeof(map[0]); i++)
@@ -91,9 +91,10 @@ enum MHD_Result hutch_http_error(struct hutch_http_req *r, int status, const cha
 		hutch_metrics_reject(reject_reason(status));
 	rc = MHD_queue_response(r->conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
-	struct hutch_reqlog log = {r->id,	   r->method,	     r->call.route ? r->call.route->pattern : NULL,
-				   status,	   r->caller.key,    r->call.id,
-				   NULL,	   r->started_us,    code};
+	struct hutch_reqlog log = {
+		r->id,	r->method,     r->call.route ? r->call.route->pattern : NULL,
+		status, r->caller.key, r->call.id,
+		NULL,	r->started_us, code};
 	hutch_reqlog_write(&log);
 	return rc;
 }
@@ -223,8 +224,8 @@ static bool announced_too_large(struct hutch_http *h, struct MHD_Connection *con
 	return errno != 0 || n > h->opts.max_body;
 }
 
-static enum MHD_Result too_large(struct hutch_http *h, struct MHD_Connection *conn,
-				 const char *url, const char *method, struct body *b)
+static enum MHD_Result too_large(struct hutch_http *h, struct MHD_Connection *conn, const char *url,
+				 const char *method, struct body *b)
 {
 	struct hutch_http_req r = {h, conn, method, url};
 	char msg[128];
@@ -287,8 +288,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 }
 
 /* HOST:PORT or [V6]:PORT into sa; "localhost" is 127.0.0.1. */
-static int parse_listen(const char *s, struct sockaddr_storage *sa, bool *v6,
-			struct hutch_err *err)
+static int parse_listen(const char *s, struct sockaddr_storage *sa, bool *v6, struct hutch_err *err)
 {
 	char host[256];
 	const char *colon = strrchr(s, ':');
@@ -353,13 +353,13 @@ struct hutch_http *hutch_http_start(struct hutch_service *svc, const struct hutc
 	pthread_mutex_init(&h->keys_lock, NULL);
 	h->quota = hutch_quota_open(state_dir);
 	h->keys_ino = (ino_t)-1; /* read keys.json on the first request */
-	h->mhd = MHD_start_daemon(
-		MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-			(v6 ? MHD_USE_IPv6 : 0),
-		0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)o->idle_timeout_s,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_NOTIFY_COMPLETED, on_completed, h, MHD_OPTION_END);
+	h->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+					  (v6 ? MHD_USE_IPv6 : 0),
+				  0, NULL, NULL, on_request, h, MHD_OPTION_SOCK_ADDR,
+				  (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT,
+				  (unsigned int)o->idle_timeout_s, MHD_OPTION_CONNECTION_LIMIT,
+				  (unsigned int)MAX_CONNECTIONS, MHD_OPTION_NOTIFY_COMPLETED,
+				  on_completed, h, MHD_OPTION_END);
 	if (!h->mhd) {
 		hutch_err_setx(err, EADDRINUSE, "cannot listen on '%s' (in use, or not ours)",
 			       o->listen);

@@ -37,15 +37,9 @@ static char *call_service(struct hutch_http_req *r, const struct hutch_run_hooks
 static void log_reply(struct hutch_http_req *r, int status, json_t *reply)
 {
 	json_t *e = json_object_get(json_object_get(reply, "error"), "code");
-	struct hutch_reqlog log = {r->id,
-				   r->method,
-				   r->call.route->pattern,
-				   status,
-				   r->caller.key,
-				   r->call.id,
-				   reply,
-				   r->started_us,
-				   json_string_value(e)};
+	struct hutch_reqlog log = {r->id,  r->method,	  r->call.route->pattern,
+				   status, r->caller.key, r->call.id,
+				   reply,  r->started_us, json_string_value(e)};
 
 	hutch_reqlog_write(&log);
 }
@@ -59,7 +53,8 @@ static void filter_list(struct hutch_http_req *r, json_t *reply, const char *mem
 		hutch_quota_prune(r->h->quota, arr);
 	for (size_t i = json_array_size(arr); i-- > 0;) {
 		json_t *item = json_array_get(arr, i);
-		const char *id = json_string_value(json_object_get(item, kind == 's' ? "id" : "name"));
+		const char *id =
+			json_string_value(json_object_get(item, kind == 's' ? "id" : "name"));
 		if (!id || !hutch_quota_owns(r->h->quota, kind, r->caller.key, id))
 			json_array_remove(arr, i);
 	}
@@ -71,7 +66,8 @@ static void after_ok(struct hutch_http_req *r, json_t *reply, struct hutch_quota
 	const char *op = r->call.route->op ? r->call.route->op : "";
 	json_t *op_json = json_loads(r->call.op_json ? r->call.op_json : "{}", 0, NULL);
 	const char *name = json_string_value(json_object_get(op_json, "name"));
-	const char *sid = json_string_value(json_object_get(json_object_get(reply, "session"), "id"));
+	const char *sid =
+		json_string_value(json_object_get(json_object_get(reply, "session"), "id"));
 
 	if (*slot && sid) {
 		hutch_quota_claim(r->h->quota, *slot, sid);
@@ -116,7 +112,7 @@ static struct MHD_Response *raw_response(json_t *reply)
 	resp = MHD_create_response_from_buffer(len, data, MHD_RESPMEM_MUST_FREE);
 	MHD_add_response_header(resp, "Content-Type",
 				json_object_get(reply, "tar_base64") ? "application/x-tar"
-								      : "application/octet-stream");
+								     : "application/octet-stream");
 	return resp;
 }
 
@@ -197,8 +193,8 @@ static enum MHD_Result start_stream(struct hutch_http_req *r)
 	s->r.method = r->call.route->method; /* static: outlives the request */
 	const union MHD_ConnectionInfo *ci =
 		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-	resp = hutch_sse_start(stream_work, stream_done, s, stream_free,
-			       ci ? ci->connect_fd : -1, &err);
+	resp = hutch_sse_start(stream_work, stream_done, s, stream_free, ci ? ci->connect_fd : -1,
+			       &err);
 	if (!resp)
 		return hutch_http_error(r, 500, hutch_errno_name(err.code), err.msg);
 	rc = MHD_queue_response(r->conn, 200, resp);

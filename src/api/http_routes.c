@@ -62,8 +62,8 @@ const struct hutch_route hutch_routes[] = {
 	 HUTCH_ROUTE_NOBODY, "stat a path"},
 	{"POST", S "/files/mkdir", HUTCH_ROUTE_OP, "session.files", "mkdir", "path",
 	 HUTCH_ROUTE_NOBODY, "make a directory (and its parents)"},
-	{"PUT", S "/archive", HUTCH_ROUTE_OP, "session.files", "upload", "path",
-	 HUTCH_ROUTE_RAW_IN, "extract a tar under a directory"},
+	{"PUT", S "/archive", HUTCH_ROUTE_OP, "session.files", "upload", "path", HUTCH_ROUTE_RAW_IN,
+	 "extract a tar under a directory"},
 	{"GET", S "/archive", HUTCH_ROUTE_OP, "session.files", "download", "path",
 	 HUTCH_ROUTE_NOBODY | HUTCH_ROUTE_RAW_OUT, "a tar of a directory"},
 	{"POST", "/v1/snapshots/{name}/restore", HUTCH_ROUTE_OP, "snapshot.restore", NULL, "",
@@ -373,8 +373,7 @@ int hutch_route_decode(const struct hutch_http_in *in, struct hutch_http_call *c
 		return -1;
 	if ((call->route->flags & HUTCH_ROUTE_NOBODY) && in->body_len)
 		return fail(call, 400, err, EINVAL, "this route takes no body");
-	if (call->route->query[0] == '\0' && in->query &&
-	    json_object_size(in->query)) {
+	if (call->route->query[0] == '\0' && in->query && json_object_size(in->query)) {
 		const char *key = json_object_iter_key(json_object_iter(in->query));
 		call->status = 400;
 		return hutch_err_setx(err, EINVAL, "unknown query parameter '%.64s'", key);

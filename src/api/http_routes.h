@@ -24,10 +24,10 @@ enum hutch_route_kind {
 
 /* How a route's body and reply are shaped. */
 enum {
-	HUTCH_ROUTE_NOAUTH = 1 << 0, /* served without a key */
-	HUTCH_ROUTE_STREAM = 1 << 1, /* Accept: text/event-stream streams output */
-	HUTCH_ROUTE_EXEC = 1 << 2,   /* counts against a key's executions per minute */
-	HUTCH_ROUTE_RAW_IN = 1 << 3, /* the body is bytes, not JSON */
+	HUTCH_ROUTE_NOAUTH = 1 << 0,  /* served without a key */
+	HUTCH_ROUTE_STREAM = 1 << 1,  /* Accept: text/event-stream streams output */
+	HUTCH_ROUTE_EXEC = 1 << 2,    /* counts against a key's executions per minute */
+	HUTCH_ROUTE_RAW_IN = 1 << 3,  /* the body is bytes, not JSON */
 	HUTCH_ROUTE_RAW_OUT = 1 << 4, /* the reply's base64 member is sent as bytes */
 	HUTCH_ROUTE_NOBODY = 1 << 5,  /* a body is refused */
 	HUTCH_ROUTE_NEW = 1 << 6,     /* creates a session (quotas apply) */
@@ -51,9 +51,9 @@ extern const struct hutch_route hutch_routes[];
 /* One HTTP request as the server read it. Borrowed. */
 struct hutch_http_in {
 	const char *method;
-	const char *path;  /* without the query string */
-	json_t *query;	   /* object of strings (parsed query), or NULL */
-	const char *body;  /* may be NULL when body_len is 0 */
+	const char *path; /* without the query string */
+	json_t *query;	  /* object of strings (parsed query), or NULL */
+	const char *body; /* may be NULL when body_len is 0 */
 	size_t body_len;
 };
 

@@ -144,8 +144,9 @@ static bool name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	return n > 0 && n <= 64 && strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-					     "0123456789_.-") == n;
+	return n > 0 && n <= 64 &&
+	       strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			 "0123456789_.-") == n;
 }
 
 int hutch_keys_add(const char *state_dir, const char *name, const struct hutch_key_limits *lim,

@@ -10,8 +10,8 @@
 #include "hutch.h"
 
 #define HUTCH_KEY_DEFAULT_SESSIONS 16
-#define HUTCH_KEY_DEFAULT_RATE 600		   /* executions per minute */
-#define HUTCH_KEY_DEFAULT_MEMORY (16ull << 30) /* live sessions' memory limits */
+#define HUTCH_KEY_DEFAULT_RATE	   600		 /* executions per minute */
+#define HUTCH_KEY_DEFAULT_MEMORY   (16ull << 30) /* live sessions' memory limits */
 
 struct hutch_key_limits {
 	uint64_t max_sessions;	   /* live sessions at once; 0 = no limit */

@@ -15,8 +15,8 @@
  */
 
 #define MAX_LABELS 32
-#define NBUCKETS 12
-#define NPHASES 4
+#define NBUCKETS   12
+#define NPHASES	   4
 
 struct labeled {
 	char value[MAX_LABELS][32];
@@ -125,9 +125,9 @@ static void histograms(struct hutch_buf *b)
 static void sessions(struct hutch_buf *b, struct hutch_service *svc)
 {
 	static const char list[] = "{\"op\":\"session.list\"}";
-	char *reply = svc->sessions ? hutch_session_call(svc->sessions, list, sizeof(list) - 1,
-							 NULL)
-				    : NULL;
+	char *reply = svc->sessions
+			      ? hutch_session_call(svc->sessions, list, sizeof(list) - 1, NULL)
+			      : NULL;
 	json_t *o = reply ? json_loads(reply, 0, NULL) : NULL;
 	json_t *arr = json_object_get(o, "sessions");
 	unsigned running = 0;

@@ -31,18 +31,17 @@ static void add_result(json_t *line, json_t *res)
 	json_decref(usage);
 	if (!json_object_get(line, "session_id")) {
 		json_t *sess = json_object_get(res, "session");
-		copy_member(line, json_is_object(sess) ? sess : res, json_is_object(sess) ? "id" : "session_id",
-			    "session_id");
+		copy_member(line, json_is_object(sess) ? sess : res,
+			    json_is_object(sess) ? "id" : "session_id", "session_id");
 	}
 }
 
 void hutch_reqlog_write(const struct hutch_reqlog *r)
 {
-	json_t *line = json_pack("{s:s,s:s,s:s,s:s,s:i,s:s,s:I}", "msg", "http", "request_id",
-				 r->request_id, "method", r->method, "route",
-				 r->route ? r->route : "", "status", r->status, "key",
-				 r->key ? r->key : "", "duration_us",
-				 (json_int_t)(hutch_now_us() - r->started_us));
+	json_t *line = json_pack(
+		"{s:s,s:s,s:s,s:s,s:i,s:s,s:I}", "msg", "http", "request_id", r->request_id,
+		"method", r->method, "route", r->route ? r->route : "", "status", r->status, "key",
+		r->key ? r->key : "", "duration_us", (json_int_t)(hutch_now_us() - r->started_us));
 	char *text;
 
 	if (!line)

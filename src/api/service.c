@@ -45,8 +45,8 @@ char *hutch_service_run(struct hutch_service *svc, const char *json, size_t len,
 	if (rc < 0)
 		return hutch_service_error_json(&err);
 	hutch_log(HUTCH_LOG_INFO, "run %s path=%s status=%s setup_us=%llu run_us=%llu", res.id,
-		  res.path, hutch_status_name(res.status),
-		  (unsigned long long)res.timings.setup_us, (unsigned long long)res.timings.run_us);
+		  res.path, hutch_status_name(res.status), (unsigned long long)res.timings.setup_us,
+		  (unsigned long long)res.timings.run_us);
 	out = hutch_result_to_json(&res);
 	hutch_result_release(&res);
 	return out;

@@ -78,7 +78,8 @@ static int run(const char *verb, const char *name, const char *state,
 		fputs(keys_usage, stderr);
 		return HUTCH_EXIT_SANDBOX;
 	}
-	if (strcmp(verb, "add") == 0 && hutch_keys_add(state, name, lim, key, sizeof(key), &err) == 0) {
+	if (strcmp(verb, "add") == 0 &&
+	    hutch_keys_add(state, name, lim, key, sizeof(key), &err) == 0) {
 		printf("key '%s' added; it is shown only now:\n%s\n", name, key);
 		return 0;
 	}

@@ -111,7 +111,8 @@ static void test_http_rejects_bad_input_naming_it(void)
 	ASSERT_EQ(d.call.status, 400);
 	ASSERT_CONTAINS(d.err.msg, "'id'");
 	release(&d);
-	decode(&d, "POST", "/v1/sessions/s1/exec", NULL, "{\"code\":\"1\",\"timeout_ms\":99999999999}");
+	decode(&d, "POST", "/v1/sessions/s1/exec", NULL,
+	       "{\"code\":\"1\",\"timeout_ms\":99999999999}");
 	ASSERT_CONTAINS(d.err.msg, "'timeout_ms'");
 	release(&d);
 	decode(&d, "POST", "/v1/run", NULL, "{\"language\":\"python\",\"limits\":{\"pids\":-1}}");
