@@ -356,7 +356,8 @@ static int build_run(const struct hutch_http_in *in, struct hutch_http_call *cal
 	if (rc == 0) {
 		call->memory_bytes = req.limits.memory_bytes;
 		call->op_json = hutch_xmalloc(in->body_len + 1); /* the body has no NUL */
-		memcpy(call->op_json, in->body, in->body_len);
+		if (in->body && in->body_len)
+			memcpy(call->op_json, in->body, in->body_len);
 		call->op_json[in->body_len] = '\0';
 	}
 	hutch_request_release(&req);

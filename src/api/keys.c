@@ -42,15 +42,25 @@ static void to_hex(const unsigned char *p, size_t n, char *out)
 		sprintf(out + 2 * i, "%02x", p[i]);
 }
 
+static int nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
 static int from_hex(const char *s, unsigned char *out, size_t n)
 {
 	if (!s || strlen(s) != 2 * n)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		unsigned v;
-		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+		int hi = nibble(s[2 * i]);
+		int lo = nibble(s[2 * i + 1]);
+		if (hi < 0 || lo < 0)
 			return -1;
-		out[i] = (unsigned char)v;
+		out[i] = (unsigned char)(hi << 4 | lo);
 	}
 	return 0;
 }
@@ -171,7 +181,7 @@ int hutch_keys_add(const char *state_dir, const char *name, const struct hutch_k
 			hutch_keys_release(&kr);
 			return hutch_err_setx(err, EEXIST, "a key called '%s' exists", name);
 		}
-	memcpy(out, "hk_", 3);
+	snprintf(out, out_size, "hk_");
 	to_hex(raw, sizeof(raw), out + 3);
 	kr.keys = hutch_xrealloc(kr.keys, (kr.n + 1) * sizeof(*kr.keys));
 	k = &kr.keys[kr.n++];

@@ -143,11 +143,11 @@ struct hutch_quota_slot *hutch_quota_reserve(struct hutch_quota *q, const char *
 	if (lim->max_sessions && count + 1 > lim->max_sessions)
 		hutch_err_setx(err, EDQUOT, "key '%s' has %llu live sessions, its limit", key,
 			       (unsigned long long)count);
-	else if (lim->max_memory_bytes && mem + memory > lim->max_memory_bytes)
+	else if (lim->max_memory_bytes && (mem += memory) > lim->max_memory_bytes)
 		hutch_err_setx(err, EDQUOT,
 			       "key '%s': its sessions' memory would reach %llu bytes, over its "
 			       "limit of %llu",
-			       key, (unsigned long long)(mem + memory),
+			       key, (unsigned long long)mem,
 			       (unsigned long long)lim->max_memory_bytes);
 	else
 		slot = slot_new(q, 's', key, "", memory);
@@ -163,13 +163,14 @@ void hutch_quota_claim(struct hutch_quota *q, struct hutch_quota_slot *slot, con
 	pthread_mutex_unlock(&q->lock);
 }
 
-/* Unlink and free every slot matching (called with the lock). */
-static void drop(struct hutch_quota *q, const struct hutch_quota_slot *slot, char kind,
-		 const char *id)
+/* Unlink and free the slot for which pred is true (called with the lock). */
+static void drop_if(struct hutch_quota *q,
+		    bool (*pred)(const struct hutch_quota_slot *s, const void *arg),
+		    const void *arg)
 {
 	for (struct hutch_quota_slot **pp = &q->slots; *pp;) {
 		struct hutch_quota_slot *s = *pp;
-		if (s == slot || (id && s->kind == kind && strcmp(s->id, id) == 0)) {
+		if (pred(s, arg)) {
 			*pp = s->next;
 			free(s);
 		} else {
@@ -178,17 +179,38 @@ static void drop(struct hutch_quota *q, const struct hutch_quota_slot *slot, cha
 	}
 }
 
+static bool is_slot(const struct hutch_quota_slot *s, const void *arg)
+{
+	return s == arg;
+}
+
+/* arg: a slot whose kind and id to match */
+static bool same_thing(const struct hutch_quota_slot *s, const void *arg)
+{
+	const struct hutch_quota_slot *want = arg;
+
+	return s->kind == want->kind && strcmp(s->id, want->id) == 0;
+}
+
+static void drop_id(struct hutch_quota *q, char kind, const char *id)
+{
+	struct hutch_quota_slot want = {.kind = kind};
+
+	snprintf(want.id, sizeof(want.id), "%s", id);
+	drop_if(q, same_thing, &want);
+}
+
 void hutch_quota_cancel(struct hutch_quota *q, struct hutch_quota_slot *slot)
 {
 	pthread_mutex_lock(&q->lock);
-	drop(q, slot, 0, NULL);
+	drop_if(q, is_slot, slot);
 	pthread_mutex_unlock(&q->lock);
 }
 
 void hutch_quota_add(struct hutch_quota *q, char kind, const char *key, const char *id)
 {
 	pthread_mutex_lock(&q->lock);
-	drop(q, NULL, kind, id); /* a snapshot made again under the same name */
+	drop_id(q, kind, id); /* a snapshot made again under the same name */
 	slot_new(q, kind, key, id, 0);
 	save(q);
 	pthread_mutex_unlock(&q->lock);
@@ -197,7 +219,7 @@ void hutch_quota_add(struct hutch_quota *q, char kind, const char *key, const ch
 void hutch_quota_forget(struct hutch_quota *q, char kind, const char *id)
 {
 	pthread_mutex_lock(&q->lock);
-	drop(q, NULL, kind, id);
+	drop_id(q, kind, id);
 	save(q);
 	pthread_mutex_unlock(&q->lock);
 }

@@ -161,7 +161,8 @@ struct MHD_Response *hutch_sse_start(hutch_sse_work work, void (*done)(void *ctx
 			ctx_free(ctx);
 		return hutch_err_setx(err, EAGAIN, "cannot start a stream thread"), NULL;
 	}
-	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, reader, s, stream_free);
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)64 * 1024, reader, s,
+					      stream_free);
 	if (!r) {
 		stream_free(s);
 		return hutch_err_setx(err, ENOMEM, "cannot create a response"), NULL;

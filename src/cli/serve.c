@@ -33,18 +33,22 @@ static void on_listen(const char *url)
 	fprintf(stderr, "hutch serve: listening on %s\n", url);
 }
 
-/* The value of an option given as "--opt VALUE" or "--opt=VALUE". */
-static const char *value_of(int argc, char **argv, int *i, const char *opt)
+/* The value of an option given as "--opt VALUE" (*used becomes 1: the next
+ * argument is taken) or "--opt=VALUE"; NULL when argv[i] is not opt. */
+static const char *value_of(int argc, char **argv, int i, const char *opt, int *used)
 {
 	size_t n = strlen(opt);
+	const char *arg = argv[i];
 
-	if (strncmp(argv[*i], opt, n) != 0)
+	*used = 0;
+	if (!arg || strncmp(arg, opt, n) != 0)
 		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n] == '\0' && *i + 1 < argc)
-		return argv[++*i];
-	return NULL;
+	if (arg[n] == '=')
+		return arg + n + 1;
+	if (arg[n] != '\0' || i + 1 >= argc)
+		return NULL;
+	*used = 1;
+	return argv[i + 1];
 }
 
 /* 0 when argv[*i] was one of serve's (consumed), 1 when it is not, -1 on error. */
@@ -53,23 +57,27 @@ static int take_option(int argc, char **argv, int *i, struct hutch_http_opts *o)
 	struct hutch_err err;
 	const char *v;
 	uint64_t n;
+	int used = 0;
 
 	if (strcmp(argv[*i], "--insecure-local") == 0) {
 		o->insecure_local = true;
 		return 0;
 	}
-	if ((v = value_of(argc, argv, i, "--listen")) != NULL) {
+	if ((v = value_of(argc, argv, *i, "--listen", &used)) != NULL) {
+		*i += used;
 		o->listen = v;
 		return 0;
 	}
-	if ((v = value_of(argc, argv, i, "--max-body")) != NULL) {
+	if ((v = value_of(argc, argv, *i, "--max-body", &used)) != NULL) {
+		*i += used;
 		if (hutch_parse_size(v, &n, &err) < 0 || n == 0)
 			return fprintf(stderr, "hutch serve: --max-body: '%s' is not a size\n", v),
 			       -1;
 		o->max_body = n;
 		return 0;
 	}
-	if ((v = value_of(argc, argv, i, "--idle-timeout")) != NULL) {
+	if ((v = value_of(argc, argv, *i, "--idle-timeout", &used)) != NULL) {
+		*i += used;
 		if (hutch_parse_count(v, &n, &err) < 0 || n == 0 || n > 86400)
 			return fprintf(stderr,
 				       "hutch serve: --idle-timeout: '%s' is not 1 to 86400 "

@@ -46,7 +46,7 @@ api "$B" DELETE "/v1/sessions/$sid" >/dev/null
 r=$(api "$B" POST /v1/sessions -d '{"language":"bash","limits":{"memory_bytes":1073741824}}')
 like "$(status_of "$r") $(body_of "$r" | jget error.message)" "^429 .*memory" "a session over his --max-memory is refused"
 
-for i in 1 2 3; do api "$A" POST /v1/run -d '{"argv":["true"]}' >/dev/null; done
+for _ in 1 2 3; do api "$A" POST /v1/run -d '{"argv":["true"]}' >/dev/null; done
 h=$(curl -sS -D - -o /dev/null -H "Authorization: Bearer $A" -d '{"argv":["true"]}' "$URL/v1/run")
 like "$h" "HTTP/1.1 429" "the 4th execution in a minute is over alice's --rate 3/min"
 like "$h" "Retry-After: [0-9]+" "with Retry-After"

@@ -54,7 +54,7 @@ is "$n" 40 "40 concurrent runs are all answered"
 
 # a run longer than the idle timeout still gets its result
 r=$(api "$K" POST /v1/run -d '{"argv":["sh","-c","sleep 3; echo done"]}')
-is "$(body_of "$r" | jget stdout)" done "a 3 s run outlives a 2 s idle timeout"
+is "$(body_of "$r" | jget stdout)" "done" "a 3 s run outlives a 2 s idle timeout"
 
 ok "the server is alive: $(server_alive && echo yes)"
 if kill -0 "$SRV_PID" 2>/dev/null; then ok "and its process never died"; else not_ok "the server process died"; fi

@@ -242,7 +242,7 @@ static void test_http_openapi_matches_routes(void)
 	ASSERT(json_is_object(paths));
 	for (const struct hutch_route *r = hutch_routes; r->method; r++, n++) {
 		size_t i;
-		for (i = 0; r->method[i] && i < sizeof(lower) - 1; i++)
+		for (i = 0; i < sizeof(lower) - 1 && r->method[i]; i++)
 			lower[i] = (char)(r->method[i] | 0x20);
 		lower[i] = '\0';
 		if (!json_object_get(json_object_get(paths, r->pattern), lower))
