@@ -3,7 +3,7 @@
 # commands (foreground and background), files (raw bytes), archives,
 # network, reset, snapshot/restore, fork (501), kill.
 . "$(dirname "$0")/service-lib.bash"
-plan 35
+plan 37
 start_serve
 K=$(new_key alice)
 
@@ -74,6 +74,22 @@ r=$(api "$K" POST "$S/reset")
 r=$(api "$K" POST "$S/exec" -d '{"code":"xs"}')
 is "$(body_of "$r" | jget error.type)" NameError "reset forgets the interpreter's state"
 
+r=$(api "$K" POST "$S/pause")
+if [ "$(status_of "$r")" = 200 ]; then
+	is "$(body_of "$r" | jget session.state)" paused "POST .../pause freezes the session"
+	r=$(api "$K" POST "$S/resume")
+	is "$(body_of "$r" | jget session.state)" running "POST .../resume thaws it"
+elif [ -n "${HUTCH_AS:-}" ]; then
+	# rootless here: no cgroup is delegated to this user, so no freezer; the
+	# refusal must say so (tests/sessions/30-session-lifecycle.sh covers pause)
+	like "$(status_of "$r") $(body_of "$r" | jget error.message)" "^[45][0-9][0-9] .*freezer" \
+		"rootless without a freezer, pause is refused saying why"
+	r=$(api "$K" POST "$S/exec" -d '{"code":"1+1"}')
+	is "$(body_of "$r" | jget value.text/plain)" 2 "and the session still works"
+else
+	not_ok "POST .../pause" "$r"
+	not_ok "POST .../resume" "not tried"
+fi
 r=$(api "$K" POST "$S/fork")
 is "$(status_of "$r")" 501 "fork is a 501"
 like "$(body_of "$r" | jget error.message)" "not supported.*namespaces" "saying why"
