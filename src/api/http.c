@@ -29,7 +29,9 @@
 struct body {
 	struct hutch_buf buf;
 	bool too_large;
-	bool answered; /* a response is queued already (413 early) */
+	bool answered; /* a response is queued already (401 or 413 early) */
+	char id[40];   /* the request id */
+	struct hutch_caller caller;
 	uint64_t started_us;
 };
 
@@ -190,13 +192,11 @@ static enum MHD_Result serve(struct hutch_http *h, struct MHD_Connection *conn, 
 	enum MHD_Result rc = MHD_YES;
 	json_t *query = json_object();
 
-	hutch_id_new(r.id, sizeof(r.id), "req");
+	memcpy(r.id, b->id, sizeof(r.id));
 	r.started_us = b->started_us;
+	r.caller = b->caller;
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, add_query, query);
 	struct hutch_http_in in = {method, url, query, b->buf.data, b->buf.len};
-	bool open_route = strcmp(url, "/v1/health") == 0;
-	if (!open_route && authenticate(&r, &rc) < 0)
-		goto out;
 	if (json_object_size(query) == 0)
 		in.query = NULL;
 	if (hutch_route_decode(&in, &r.call, &err) < 0) {
@@ -230,12 +230,33 @@ static enum MHD_Result too_large(struct hutch_http *h, struct MHD_Connection *co
 	struct hutch_http_req r = {h, conn, method, url};
 	char msg[128];
 
-	hutch_id_new(r.id, sizeof(r.id), "req");
+	memcpy(r.id, b->id, sizeof(r.id));
 	r.started_us = b->started_us;
+	r.caller = b->caller;
 	b->answered = true;
 	snprintf(msg, sizeof(msg), "the body is over the limit of %llu bytes (--max-body)",
 		 (unsigned long long)h->opts.max_body);
 	return hutch_http_error(&r, 413, "E2BIG", msg);
+}
+
+/* The headers are in: authenticate before reading a byte of the body, so
+ * a client without a key cannot make us buffer --max-body bytes. */
+static enum MHD_Result on_headers(struct hutch_http *h, struct MHD_Connection *conn,
+				  const char *url, const char *method, struct body *b)
+{
+	struct hutch_http_req r = {h, conn, method, url};
+	enum MHD_Result rc = MHD_YES;
+
+	memcpy(r.id, b->id, sizeof(r.id));
+	r.started_us = b->started_us;
+	if (strcmp(url, "/v1/health") != 0 && authenticate(&r, &rc) < 0) {
+		b->answered = true;
+		return rc;
+	}
+	b->caller = r.caller;
+	if (announced_too_large(h, conn))
+		return too_large(h, conn, url, method, b);
+	return MHD_YES;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
@@ -249,10 +270,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (!b) {
 		b = hutch_xcalloc(1, sizeof(*b));
 		b->started_us = hutch_now_us();
+		hutch_id_new(b->id, sizeof(b->id), "req");
 		*con_cls = b;
-		if (announced_too_large(h, conn))
-			return too_large(h, conn, url, method, b);
-		return MHD_YES;
+		return on_headers(h, conn, url, method, b);
 	}
 	if (b->answered) {
 		*upload_size = 0; /* a response is queued: drop the rest */

@@ -2,7 +2,7 @@
 # hutch serve from an attacker's side: keys, another key's sessions,
 # per-key rate and session limits, and loopback-only --insecure-local.
 . "$(dirname "$0")/service-lib.bash"
-plan 27
+plan 28
 start_serve
 A=$(new_key alice --rate 3/min)
 B=$(new_key bob --max-sessions 1 --max-memory 600M)
@@ -20,6 +20,11 @@ r=$(api "${A%?}x" GET /v1/sessions)
 is "$(status_of "$r")" 401 "a key off by its last character: 401"
 r=$(curl -sS -H "Authorization: Basic $A" -w '\n%{http_code}' "$URL/v1/sessions")
 is "$(status_of "$r")" 401 "not a Bearer: 401"
+hp=${URL#http://}
+r=$(timeout 10 bash -c "exec 3<>/dev/tcp/${hp%:*}/${hp##*:}
+printf 'POST /v1/run HTTP/1.1\r\nHost: x\r\nContent-Length: 60000000\r\n\r\n' >&3
+head -c 1000 /dev/zero >&3; head -n1 <&3" || true)
+like "$r" "^HTTP/1.1 401" "no key is refused before the body is read"
 r=$(api "" GET /metrics)
 is "$(status_of "$r")" 401 "metrics need a key too"
 
