@@ -205,6 +205,7 @@ static enum MHD_Result start_stream(struct hutch_http_req *r)
 static bool wants_stream(struct hutch_http_req *r)
 {
 	const char *accept = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Accept");
+	const char *action;
 	json_t *op;
 	bool bg;
 
@@ -212,9 +213,14 @@ static bool wants_stream(struct hutch_http_req *r)
 	    !strstr(accept, "text/event-stream"))
 		return false;
 	op = json_loads(r->call.op_json, 0, NULL);
-	bg = json_is_true(json_object_get(op, "background"));
+	/* a background command answers with its handle at once; of the actions
+	 * on a command, only attach has output to stream */
+	action = json_string_value(json_object_get(op, "action"));
+	bg = json_is_true(json_object_get(op, "background")) ||
+	     (r->call.route->op && strcmp(r->call.route->op, "session.command") == 0 &&
+	      (!action || strcmp(action, "attach") != 0));
 	json_decref(op);
-	return !bg; /* a background command answers with its handle at once */
+	return !bg;
 }
 
 /* --- checks before the op --- */

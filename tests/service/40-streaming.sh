@@ -3,7 +3,7 @@
 # .../commands send stdout/stderr events as output happens, then one result
 # event; a client that goes away stops the run.
 . "$(dirname "$0")/service-lib.bash"
-plan 14
+plan 15
 start_serve
 K=$(new_key alice)
 
@@ -55,6 +55,16 @@ like "$out" '"data_base64":"/w' "bytes that are not UTF-8 come with data_base64"
 like "$out" 'event: result' ".../commands streams too"
 r=$(curl -sS -H "Authorization: Bearer $K" -H 'Accept: text/event-stream' -d '{"command":"sleep 5","background":true}' "$URL$S/commands")
 like "$r" '"command_id"' "a background command answers with its handle, not a stream"
+r=$(api "$K" POST "$S/commands" -d '{"command":"echo early; sleep 1; echo late","background":true}')
+cid=$(body_of "$r" | jget command.command_id)
+out=$(sse "$S/commands/$cid" '{"action":"attach","timeout_ms":10000}')
+t1=$(at stdout '"data":"(early|late)')
+tr=$(awk '$2" "$3 == "event: result" { print $1 }' <<<"$out")
+if [ -n "$t1" ] && [ -n "$tr" ] && [[ $out == *late* ]]; then
+	ok "attach to a background command streams its output (first at $t1 ms, result at $tr ms)"
+else
+	not_ok "attach to a background command streams its output" "$out"
+fi
 
 # a client that disconnects mid-stream: the run is stopped, the server lives
 curl -sS -N -m 1 -H "Authorization: Bearer $K" -H 'Accept: text/event-stream' \
