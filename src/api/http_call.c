@@ -314,7 +314,11 @@ enum MHD_Result hutch_http_dispatch(struct hutch_http_req *r)
 		return hutch_http_error(r, 501, "ENOTSUP", fork_why);
 	if (wants_stream(r))
 		return start_stream(r);
-	rc = reply_with(r, call_service(r, NULL), &slot);
+	/* a client whose connection is gone entirely (POLLHUP) ends its run */
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(r->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct hutch_run_hooks hooks = {NULL, NULL, ci ? ci->connect_fd : -1};
+	rc = reply_with(r, call_service(r, &hooks), &slot);
 	if (slot)
 		hutch_quota_cancel(r->h->quota, slot); /* the session was not made */
 	return rc;
