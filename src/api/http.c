@@ -51,8 +51,10 @@ int hutch_http_status_of(const char *code)
 	return 500;
 }
 
-static const char *reject_reason(int status)
+static const char *reject_reason(int status, const char *code)
 {
+	if (status == 429)
+		return strcmp(code, "EAGAIN") == 0 ? "rate" : "quota";
 	switch (status) {
 	case 401:
 		return "auth";
@@ -62,8 +64,6 @@ static const char *reject_reason(int status)
 		return "method";
 	case 413:
 		return "body_too_large";
-	case 429:
-		return "rate_or_quota";
 	default:
 		return status >= 500 ? "server" : "bad_request";
 	}
@@ -90,7 +90,7 @@ enum MHD_Result hutch_http_error(struct hutch_http_req *r, int status, const cha
 	if (status == 405 && r->call.allow[0])
 		MHD_add_response_header(resp, "Allow", r->call.allow);
 	if (status != 501)
-		hutch_metrics_reject(reject_reason(status));
+		hutch_metrics_reject(reject_reason(status, code));
 	rc = MHD_queue_response(r->conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	struct hutch_reqlog log = {

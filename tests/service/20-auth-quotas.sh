@@ -2,7 +2,7 @@
 # hutch serve from an attacker's side: keys, another key's sessions,
 # per-key rate and session limits, and loopback-only --insecure-local.
 . "$(dirname "$0")/service-lib.bash"
-plan 28
+plan 30
 start_serve
 A=$(new_key alice --rate 3/min)
 B=$(new_key bob --max-sessions 1 --max-memory 600M)
@@ -57,6 +57,9 @@ like "$h" "HTTP/1.1 429" "the 4th execution in a minute is over alice's --rate 3
 like "$h" "Retry-After: [0-9]+" "with Retry-After"
 r=$(api "$B" POST /v1/run -d '{"argv":["true"]}')
 is "$(status_of "$r")" 200 "another key's budget is its own"
+m=$(curl -sS -H "Authorization: Bearer $B" "$URL/metrics")
+like "$m" 'hutch_http_rejected_total\{reason="rate"\} 1' "metrics count the rate refusal"
+like "$m" 'hutch_http_rejected_total\{reason="quota"\} 2' "and the quota ones"
 
 as_user "$HUTCH_BIN" keys revoke bob --state-dir "$STATE" >/dev/null
 r=$(api "$B" GET /v1/sessions)
