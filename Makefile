@@ -7,9 +7,9 @@
 #   make lint | format | fuzz | fuzz-smoke | bench | clean
 
 CC ?= cc
-PKGS := libseccomp jansson libarchive
+PKGS := libseccomp jansson libarchive libmicrohttpd nettle
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson -larchive)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson -larchive -lmicrohttpd -lnettle)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wswitch-enum -Wundef -Wvla -Wpointer-arith \

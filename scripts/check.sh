@@ -36,6 +36,7 @@ pass "session kernels (outside a sandbox)" prove -v --timer --exec /usr/bin/pyth
 pass "sessions" run_prove tests/sessions/[0-9]*.sh
 pass "MCP server (the TypeScript SDK client and raw JSON-RPC)" run_prove tests/mcp/[0-9]*.sh
 pass "network policies (a fake internet in a namespace)" run_prove tests/net/[0-9]*.sh
+pass "HTTP API (hutch serve)" run_prove tests/service/[0-9]*.sh
 user=$(test_user || true)
 core=(tests/integration/00-basics-run.sh tests/integration/10-ns-isolation.sh
 	tests/integration/20-mount-fs.sh tests/integration/40-limits.sh)
@@ -53,6 +54,8 @@ if [ -n "$user" ] && userns_works "$user"; then
 	pass "network policies, rootless as $user" env HUTCH_AS="$user" prove -v --timer \
 		tests/net/10-allow-proxy.sh tests/net/20-direct-and-full.sh
 	pass "MCP server, rootless as $user" env HUTCH_AS="$user" prove -v --timer tests/mcp/[0-9]*.sh
+	pass "HTTP API, rootless as $user" env HUTCH_AS="$user" prove -v --timer \
+		tests/service/[0-9]*.sh
 elif [ "${HUTCH_TEST_MUST_RUN:-0}" = 1 ]; then
 	echo "not ok - rootless pass: no unprivileged user with user namespaces" | tee -a "$log"
 	status=1
@@ -72,6 +75,8 @@ pass "network policies, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/net/[0-9]*.sh
 pass "MCP server, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/mcp/[0-9]*.sh
+pass "HTTP API, ASan+UBSan" env HUTCH_BUILD=build/san \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/service/[0-9]*.sh
 
 # The cgroup v2 backend for real: a Debian kernel under qemu (software
 # emulation) with cgroup_no_v1=all; ~40 s here.

@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
 	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev libarchive-dev
+	# hutch serve: HTTP (libmicrohttpd), SHA-256 of API keys (nettle)
+	libmicrohttpd-dev nettle-dev
 	e2fsprogs
 	# network policy tests: a fake internet (TLS server, clients in the sandbox)
 	curl openssl ca-certificates

@@ -16,7 +16,8 @@
 
 #include "api/daemon.h"
 #include "api/frame.h"
-#include "run/fast.h"
+#include "api/http.h"
+#include "api/service.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -28,8 +29,7 @@
  */
 
 struct daemon {
-	struct hutch_pool *pool;
-	struct hutch_sessions *sessions;
+	struct hutch_service svc;
 	const char *socket_path;
 };
 
@@ -39,19 +39,9 @@ struct conn {
 	bool broken; /* the client went away mid-stream */
 };
 
-static char *error_json(const struct hutch_err *err)
-{
-	json_t *o = json_pack("{s:{s:s,s:s}}", "error", "code", hutch_errno_name(err->code),
-			      "message", err->msg);
-	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-
-	json_decref(o);
-	return text;
-}
-
 static void send_error(struct conn *c, const struct hutch_err *err)
 {
-	char *text = error_json(err);
+	char *text = hutch_service_error_json(err);
 
 	if (text && hutch_frame_write(c->fd, 'R', text, strlen(text)) < 0)
 		c->broken = true;
@@ -66,52 +56,15 @@ static void stream_output(void *ctx, int stream, const char *buf, size_t len)
 		c->broken = true; /* keep running; the result is simply not delivered */
 }
 
-static void serve_request(struct conn *c, char type, const char *payload, size_t len)
+/* An ExecRequest (Q, S) or a session operation (J, K; K and S stream). */
+static void serve_frame(struct conn *c, char type, const char *payload, size_t len)
 {
-	struct hutch_exec_request req;
-	struct hutch_exec_result res;
-	struct hutch_run_hooks hooks = {type == 'S' ? stream_output : NULL, c, c->fd};
-	struct hutch_err err = {0, ""};
-	int rc;
+	bool stream = type == 'S' || type == 'K';
+	struct hutch_run_hooks hooks = {stream ? stream_output : NULL, c, c->fd};
+	char *reply = type == 'Q' || type == 'S'
+			      ? hutch_service_run(&c->d->svc, payload, len, &hooks)
+			      : hutch_service_session(&c->d->svc, payload, len, &hooks);
 
-	hutch_request_init(&req);
-	if (hutch_request_from_json(&req, payload, len, &err) < 0) {
-		send_error(c, &err);
-		return;
-	}
-	if (!req.want_cold && hutch_pool_can_serve(c->d->pool, &req))
-		rc = hutch_run_fast(c->d->pool, &req, &hooks, &res, &err);
-	else
-		rc = hutch_run(&req, &hooks, &res, &err);
-	if (rc < 0) {
-		send_error(c, &err);
-	} else {
-		char *json = hutch_result_to_json(&res);
-		hutch_log(HUTCH_LOG_INFO, "run %s path=%s status=%s setup_us=%llu run_us=%llu",
-			  res.id, res.path, hutch_status_name(res.status),
-			  (unsigned long long)res.timings.setup_us,
-			  (unsigned long long)res.timings.run_us);
-		if (!json || hutch_frame_write(c->fd, 'R', json, strlen(json)) < 0)
-			c->broken = true;
-		free(json);
-		hutch_result_release(&res);
-	}
-	hutch_request_release(&req);
-}
-
-/* A session operation (docs/sessions.md); K streams exec/sh output. */
-static void serve_session(struct conn *c, char type, const char *payload, size_t len)
-{
-	struct hutch_run_hooks hooks = {type == 'K' ? stream_output : NULL, c, c->fd};
-	struct hutch_err err = {0, ""};
-	char *reply;
-
-	if (!c->d->sessions) {
-		hutch_err_setx(&err, ENOTSUP, "this daemon has no state directory for sessions");
-		send_error(c, &err);
-		return;
-	}
-	reply = hutch_session_call(c->d->sessions, payload, len, &hooks);
 	if (!reply || hutch_frame_write(c->fd, 'R', reply, strlen(reply)) < 0)
 		c->broken = true;
 	free(reply);
@@ -149,10 +102,8 @@ static void *conn_main(void *arg)
 				send_error(c, &err);
 			break;
 		}
-		if (type == 'Q' || type == 'S') {
-			serve_request(c, type, payload, len);
-		} else if (type == 'J' || type == 'K') {
-			serve_session(c, type, payload, len);
+		if (type == 'Q' || type == 'S' || type == 'J' || type == 'K') {
+			serve_frame(c, type, payload, len);
 		} else {
 			hutch_err_setx(&err, EPROTO, "unknown frame type '%c'", type);
 			send_error(c, &err);
@@ -241,54 +192,84 @@ static int accept_loop(struct daemon *d, int lfd, int sfd)
 	}
 }
 
-int hutch_daemon_main(const struct hutch_daemon_opts *o, struct hutch_err *err)
+/* each session holds ~6 fds (pipes, its control socket, pidfds): the usual
+ * soft limit of 1024 would cap a daemon at ~160 sessions */
+static void raise_nofile(void)
 {
-	struct daemon d = {NULL, NULL, o->socket_path};
-	sigset_t stop;
-	int lfd;
-	int sfd;
-	int rc;
-
-	hutch_sweep_stale();
-	make_parent_dir(o->socket_path);
-	/* each session holds ~6 fds (pipes, its control socket, pidfds): the
-	 * usual soft limit of 1024 would cap a daemon at ~160 sessions */
 	struct rlimit nofile;
+
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
 		nofile.rlim_cur = nofile.rlim_max;
 		(void)setrlimit(RLIMIT_NOFILE, &nofile);
 	}
-	/* Signals are taken by a signalfd; every thread inherits the mask. */
+}
+
+/* Signals are taken by a signalfd; every thread inherits the mask. */
+static int stop_signals(void)
+{
+	sigset_t stop;
+
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGTERM);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &stop, SFD_CLOEXEC);
-	lfd = listen_on(o->socket_path, err);
-	if (lfd < 0 || sfd < 0) {
-		if (sfd >= 0)
-			close(sfd);
-		return lfd < 0 ? -1 : hutch_err_set(err, errno, "signalfd");
-	}
-	d.pool = hutch_pool_start(o->preload, o->pool_min, o->pool_max, err);
-	if (!d.pool)
-		hutch_log(HUTCH_LOG_WARN, "no fast path (serving the cold path only): %s",
-			  err->msg);
+	return signalfd(-1, &stop, SFD_CLOEXEC);
+}
+
+static void start_services(struct daemon *d, const struct hutch_daemon_opts *o)
+{
+	struct hutch_err err = {0, ""};
+
+	d->svc.pool = hutch_pool_start(o->preload, o->pool_min, o->pool_max, &err);
+	if (!d->svc.pool)
+		hutch_log(HUTCH_LOG_WARN, "no fast path (serving the cold path only): %s", err.msg);
 	if (o->state_dir) {
-		d.sessions = hutch_sessions_open(o->state_dir, err);
-		if (!d.sessions)
-			hutch_log(HUTCH_LOG_WARN, "no sessions: %s", err->msg);
+		d->svc.sessions = hutch_sessions_open(o->state_dir, &err);
+		if (!d->svc.sessions)
+			hutch_log(HUTCH_LOG_WARN, "no sessions: %s", err.msg);
+	}
+}
+
+int hutch_daemon_main(const struct hutch_daemon_opts *o, struct hutch_err *err)
+{
+	struct daemon d = {{NULL, NULL}, o->socket_path};
+	struct hutch_http *http = NULL;
+	int lfd;
+	int sfd;
+	int rc = -1;
+
+	hutch_sweep_stale();
+	make_parent_dir(o->socket_path);
+	raise_nofile();
+	sfd = stop_signals();
+	if (sfd < 0)
+		return hutch_err_set(err, errno, "signalfd");
+	lfd = listen_on(o->socket_path, err);
+	if (lfd < 0) {
+		close(sfd);
+		return -1;
+	}
+	start_services(&d, o);
+	/* the HTTP listener shares the pool and the sessions: one process */
+	if (o->http) {
+		http = hutch_http_start(&d.svc, o->http, o->state_dir, err);
+		if (!http)
+			goto out;
 	}
 	hutch_log(HUTCH_LOG_INFO, "listening on %s", o->socket_path);
 	if (o->on_ready)
 		o->on_ready(o->socket_path);
 	rc = accept_loop(&d, lfd, sfd);
+	if (rc < 0)
+		hutch_err_set(err, errno, "accept loop");
+out:
+	hutch_http_stop(http);
 	close(lfd);
 	unlink(o->socket_path);
-	hutch_sessions_close(d.sessions);
-	hutch_pool_stop(d.pool);
+	hutch_sessions_close(d.svc.sessions);
+	hutch_pool_stop(d.svc.pool);
 	close(sfd);
-	return rc < 0 ? hutch_err_set(err, errno, "accept loop") : 0;
+	return rc < 0 ? -1 : 0;
 }

@@ -4,6 +4,8 @@
 
 #include "hutch.h"
 
+struct hutch_http_opts;
+
 struct hutch_daemon_opts {
 	const char *socket_path; /* resolved (see sockpath.h) */
 	const char *state_dir;	 /* sessions live here (see sockpath.h) */
@@ -11,6 +13,8 @@ struct hutch_daemon_opts {
 	unsigned pool_min;
 	unsigned pool_max;
 	void (*on_ready)(const char *socket_path);
+	/* `hutch serve`: also listen for HTTP (NULL: the unix socket only) */
+	const struct hutch_http_opts *http;
 };
 
 /* Serve until SIGTERM, SIGINT or SIGHUP. Returns 0, or -1 with err. */

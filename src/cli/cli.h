@@ -9,6 +9,12 @@ int hutch_cmd_run(int argc, char **argv);
 int hutch_cmd_daemon(int argc, char **argv);
 int hutch_cmd_session(int argc, char **argv);
 int hutch_cmd_mcp(int argc, char **argv);
+int hutch_cmd_serve(int argc, char **argv);
+int hutch_cmd_keys(int argc, char **argv);
+
+/* The daemon's options and main loop; http adds the HTTP listener (serve). */
+struct hutch_http_opts;
+int hutch_cli_daemon(int argc, char **argv, const struct hutch_http_opts *http);
 
 /* Read a whole file ("-" for stdin) into memory, at most max bytes. Regular
  * files, pipes and terminals only. Returns -1 with err filled. */

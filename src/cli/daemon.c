@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "api/daemon.h"
+#include "api/http.h"
 #include "api/sockpath.h"
 #include "cli/cli.h"
 #include "util/err.h"
@@ -36,6 +37,12 @@ static void ready(const char *path)
 
 int hutch_cmd_daemon(int argc, char **argv)
 {
+	return hutch_cli_daemon(argc, argv, NULL);
+}
+
+/* `hutch daemon`, or with http the daemon of `hutch serve` (one process). */
+int hutch_cli_daemon(int argc, char **argv, const struct hutch_http_opts *http)
+{
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"state-dir", required_argument, NULL, 'd'},
@@ -52,6 +59,7 @@ int hutch_cmd_daemon(int argc, char **argv)
 		.pool_min = 4,
 		.pool_max = 32,
 		.on_ready = ready,
+		.http = http,
 	};
 	const char *sock = NULL;
 	const char *state = NULL;
@@ -94,7 +102,8 @@ int hutch_cmd_daemon(int argc, char **argv)
 			hutch_log_set_level((enum hutch_log_level)hutch_log_parse_level(optarg));
 			break;
 		case 'h':
-			fputs(daemon_usage, stdout);
+			if (!http)
+				fputs(daemon_usage, stdout);
 			return 0;
 		default:
 			fprintf(stderr, "hutch daemon: option '%s' is unknown or needs a value\n",

@@ -13,7 +13,9 @@ static const char usage[] = "usage: hutch <command> [options]\n"
 			    "commands:\n"
 			    "  run        run one command or snippet in a new sandbox\n"
 			    "  session    stateful sandboxes: new, exec, sh, files, pause, ...\n"
-			    "  daemon     warm sandboxes and sessions, on a socket\n"
+			    "  daemon     keep warm pools and sessions behind a unix socket\n"
+			    "  serve      the daemon plus the HTTP API\n"
+			    "  keys       API keys of the HTTP API: add, list, revoke\n"
 			    "  mcp        the MCP server for agents (stdio)\n"
 			    "\n"
 			    "options:\n"
@@ -48,6 +50,10 @@ int main(int argc, char **argv)
 		return hutch_cmd_run(argc - 1, argv + 1);
 	if (strcmp(argv[1], "daemon") == 0)
 		return hutch_cmd_daemon(argc - 1, argv + 1);
+	if (strcmp(argv[1], "serve") == 0)
+		return hutch_cmd_serve(argc - 1, argv + 1);
+	if (strcmp(argv[1], "keys") == 0)
+		return hutch_cmd_keys(argc - 1, argv + 1);
 	if (strcmp(argv[1], "session") == 0)
 		return hutch_cmd_session(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mcp") == 0)
