@@ -203,7 +203,10 @@ static enum MHD_Result serve(struct hutch_http *h, struct MHD_Connection *conn, 
 		rc = hutch_http_error(&r, r.call.status, hutch_errno_name(err.code), err.msg);
 		goto out;
 	}
-	rc = hutch_http_dispatch(&r);
+	if (r.call.route->kind == HUTCH_ROUTE_MCP)
+		rc = hutch_http_mcp(&r, b->buf.data, b->buf.len);
+	else
+		rc = hutch_http_dispatch(&r);
 out:
 	hutch_http_call_release(&r.call);
 	json_decref(query);

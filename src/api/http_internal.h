@@ -45,6 +45,9 @@ struct hutch_http_req {
 /* Serve a decoded, authenticated request (http_call.c). */
 enum MHD_Result hutch_http_dispatch(struct hutch_http_req *r);
 
+/* POST /mcp: one MCP message (http_mcp.c). */
+enum MHD_Result hutch_http_mcp(struct hutch_http_req *r, const char *body, size_t len);
+
 /* Send {"error": {code, message}} with status (and log the request). */
 enum MHD_Result hutch_http_error(struct hutch_http_req *r, int status, const char *code,
 				 const char *message);

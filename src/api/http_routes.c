@@ -25,6 +25,8 @@ const struct hutch_route hutch_routes[] = {
 	 HUTCH_ROUTE_NOAUTH | HUTCH_ROUTE_NOBODY, "liveness"},
 	{"GET", "/metrics", HUTCH_ROUTE_METRICS, NULL, NULL, "", HUTCH_ROUTE_NOBODY,
 	 "Prometheus metrics"},
+	{"POST", "/mcp", HUTCH_ROUTE_MCP, NULL, NULL, "", HUTCH_ROUTE_RAW_IN,
+	 "MCP over streamable HTTP: one JSON-RPC message or batch (docs/mcp.md)"},
 	{"POST", "/v1/run", HUTCH_ROUTE_RUN, NULL, NULL, "", HUTCH_ROUTE_STREAM | HUTCH_ROUTE_EXEC,
 	 "run an ExecRequest in a fresh sandbox"},
 	{"POST", "/v1/sessions", HUTCH_ROUTE_OP, "session.new", NULL, "", HUTCH_ROUTE_NEW,
@@ -389,6 +391,7 @@ int hutch_route_decode(const struct hutch_http_in *in, struct hutch_http_call *c
 	case HUTCH_ROUTE_HEALTH:
 	case HUTCH_ROUTE_METRICS:
 	case HUTCH_ROUTE_FORK:
+	case HUTCH_ROUTE_MCP:
 		return 0;
 	}
 	return 0;

@@ -20,6 +20,7 @@ enum hutch_route_kind {
 	HUTCH_ROUTE_RUN,  /* an ExecRequest */
 	HUTCH_ROUTE_OP,	  /* a session operation */
 	HUTCH_ROUTE_FORK, /* not supported: 501 */
+	HUTCH_ROUTE_MCP,  /* JSON-RPC for the MCP handler (http_mcp.c), body as is */
 };
 
 /* How a route's body and reply are shaped. */
