@@ -5,6 +5,8 @@ set -euo pipefail
 
 packages=(
 	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev libarchive-dev
+	# the agent: LLM mode over libcurl, the execution history in SQLite
+	libcurl4-openssl-dev libsqlite3-dev
 	e2fsprogs
 	# network policy tests: a fake internet (TLS server, clients in the sandbox)
 	curl openssl ca-certificates

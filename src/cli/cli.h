@@ -8,6 +8,7 @@
 int hutch_cmd_run(int argc, char **argv);
 int hutch_cmd_daemon(int argc, char **argv);
 int hutch_cmd_session(int argc, char **argv);
+int hutch_cmd_agent(int argc, char **argv);
 
 /* Read a whole file ("-" for stdin) into memory, at most max bytes. Regular
  * files, pipes and terminals only. Returns -1 with err filled. */

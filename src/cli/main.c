@@ -13,6 +13,7 @@ static const char usage[] = "usage: hutch <command> [options]\n"
 			    "commands:\n"
 			    "  run        run one command or snippet in a new sandbox\n"
 			    "  session    stateful sandboxes: new, exec, sh, files, pause, ...\n"
+			    "  agent      a task in English -> planned, coded, run, verified\n"
 			    "\n"
 			    "options:\n"
 			    "  -h, --help     show this help (also: hutch run --help)\n"
@@ -48,6 +49,8 @@ int main(int argc, char **argv)
 		return hutch_cmd_daemon(argc - 1, argv + 1);
 	if (strcmp(argv[1], "session") == 0)
 		return hutch_cmd_session(argc - 1, argv + 1);
+	if (strcmp(argv[1], "agent") == 0)
+		return hutch_cmd_agent(argc - 1, argv + 1);
 	fprintf(stderr, "hutch: unknown command '%s'\n%s", argv[1], usage);
 	return HUTCH_EXIT_SANDBOX;
 }
