@@ -139,6 +139,11 @@ void agent_debug_classify(const struct agent_plan *plan, const json_t *install, 
 		    hutch_xasprintf("the program reached for '%s', and the run step has network "
 				    "none by policy (egress denied)",
 				    host));
+	} else if (err && (strstr(err, "name resolution") || strstr(err, "EAI_AGAIN") ||
+			   strstr(err, "ENOTFOUND") || strstr(err, "ENETUNREACH"))) {
+		set(d, "network", hutch_xstrdup("network:dns"),
+		    hutch_xstrdup("the program needs the network, and the run step has network "
+				  "none by policy (no DNS, no route)"));
 	} else if (classify_error(err, d)) {
 		/* set by the error's own words */
 	} else if (strcmp(status, "ok") == 0 && verdict && !json_is_true(json_object_get(verdict, "passed"))) {

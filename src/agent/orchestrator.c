@@ -72,6 +72,17 @@ static int make_code(struct loop *l, json_t *attempt, struct hutch_err *err)
 	return rc;
 }
 
+static const char *exit_text(const json_t *run)
+{
+	static char buf[16];
+	json_t *code = json_object_get(run, "exit_code");
+
+	if (!json_is_integer(code))
+		return "-";
+	snprintf(buf, sizeof(buf), "%lld", (long long)json_integer_value(code));
+	return buf;
+}
+
 /* Execute and verify; true when the attempt passed. */
 static bool execute(struct loop *l, json_t *attempt, json_t **install, json_t **run,
 		    struct hutch_err *err, bool *broke)
@@ -96,9 +107,8 @@ static bool execute(struct loop *l, json_t *attempt, json_t **install, json_t **
 			  agent_jstr(json_object_get(attempt, "network"), "install") ?: "?",
 			  agent_jstr(*install, "status") ?: "?");
 	if (*run)
-		agent_log(c, "Executor", "run step (network none): %s, exit %lld, %lld ms",
-			  agent_jstr(*run, "status") ?: "?",
-			  (long long)json_integer_value(json_object_get(*run, "exit_code")),
+		agent_log(c, "Executor", "run step (network none): %s, exit %s, %lld ms",
+			  agent_jstr(*run, "status") ?: "?", exit_text(*run),
 			  (long long)json_integer_value(json_object_get(*run, "wall_ms")));
 	verdict = agent_verify(&l->plan, *run);
 	json_object_set_new(attempt, "verdict", verdict);

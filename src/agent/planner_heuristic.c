@@ -459,6 +459,8 @@ int agent_plan_heuristic(const struct agent_options *opt, struct agent_plan *p,
 	choose_language(&w, p);
 	for (int i = 0; shapes[i] && !p->shape; i++)
 		shapes[i](&w, p);
+	if (p->shape)
+		find_deps(&w, p);
 	free(lower);
 	if (!p->shape) {
 		p->shape = hutch_xstrdup("unknown");
@@ -466,7 +468,6 @@ int agent_plan_heuristic(const struct agent_options *opt, struct agent_plan *p,
 					"shapes in docs/agent.md (try --llm)");
 		return hutch_err_setx(err, ENOTSUP, "%s", p->note);
 	}
-	find_deps(&w, p);
 	if (json_array_size(p->dependencies) > 0)
 		p->note = hutch_xstrdup("the task names a third-party module: the coder uses it "
 					"and the executor installs it; if it cannot be installed, "

@@ -72,7 +72,7 @@ static int parse(int argc, char **argv, struct cli *c)
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+qh", lopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "qh", lopts, NULL)) != -1) {
 		switch (ch) {
 		case 'L':
 			c->opt.language = optarg;
@@ -240,14 +240,19 @@ int hutch_cmd_agent(int argc, char **argv)
 	c.opt.run_timeout_ms = 10000;
 	c.opt.install_timeout_ms = 60000;
 	c.opt.files = c.files;
+	/* history and stats take their options after the subcommand */
+	bool is_history = argc > 1 && strcmp(argv[1], "history") == 0;
+	bool is_stats = argc > 1 && strcmp(argv[1], "stats") == 0;
+	if (is_history || is_stats) {
+		argc--;
+		argv++;
+	}
 	rc = parse(argc, argv, &c);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (optind < argc && strcmp(argv[optind], "history") == 0 && optind + 1 <= argc) {
-		optind++;
+	if (is_history)
 		return cmd_history(&c, argc, argv);
-	}
-	if (optind < argc && strcmp(argv[optind], "stats") == 0 && optind + 1 == argc)
+	if (is_stats)
 		return cmd_stats(&c);
 	if (optind != argc - 1)
 		return bad("wants one TASK (quote it)", NULL);
