@@ -155,17 +155,17 @@ bool agent_plan_text(const char *task, const char *text, struct agent_plan *p)
 		{"palindrome", "palindrome", palindrome, "compare the alphanumerics both ways"},
 		{"frequenc", "word_freq", NULL, "count each word, most frequent first"},
 		{"vowel", "count_vowels", vowels, "count a, e, i, o, u"},
+		{"alphabetical", "sort_words", sorted_words, "sort the words"},
+		{"sort", "sort_words", sorted_words, "sort the words"},
 		{"word", "count_words", words, "split on whitespace and count"},
 		{"reverse", "reverse", reversed, "reverse the characters"},
 		{"upper", "upper", upper, "map to upper case"},
 		{"lower", "lower", lower, "map to lower case"},
-		{"alphabetical", "sort_words", sorted_words, "sort the words"},
-		{"sort", "sort_words", sorted_words, "sort the words"},
 		{NULL, NULL, NULL, NULL},
 	};
 	const struct text_shape *t = shapes;
 
-	/* word_freq and count_words both say "word": the more specific first */
+	/* several shapes say "word": the more specific keywords come first */
 	while (t->keyword && !strstr(task, t->keyword))
 		t++;
 	if (!t->keyword)
