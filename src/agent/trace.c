@@ -72,10 +72,11 @@ static void add_usage(json_t *trace, const json_t *usage)
 
 void agent_trace_step(struct agent_ctx *c, const char *role, json_t *step)
 {
-	json_t *usage = json_object_get(step, "usage");
+	json_t *usage;
+	size_t i;
 
-	if (usage)
-		add_usage(c->trace, usage);
+	/* each LLM call of the step left its usage in step.llm */
+	json_array_foreach(json_object_get(step, "llm"), i, usage) add_usage(c->trace, usage);
 	if (strcmp(role, "Planner") == 0) {
 		json_object_set_new(c->trace, "plan_step", step);
 		return;
