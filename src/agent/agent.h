@@ -43,8 +43,8 @@ struct agent_diagnosis {
 			      wrong_output, network, sandbox, unknown */
 	char *signature;   /* stable key for the history, e.g. "import:tabulate" */
 	char *root_cause;
-	char *fix;	 /* what the new artifact changes; NULL: no fix known */
-	char *rule;	 /* which debugger rule produced the fix */
+	char *fix;  /* what the new artifact changes; NULL: no fix known */
+	char *rule; /* which debugger rule produced the fix */
 	bool from_history;
 };
 
@@ -168,9 +168,9 @@ void agent_llm_close(struct agent_llm *l);
 /* One structured chat completion for role: the parsed JSON object the
  * model returned (caller decrefs); usage (tokens, cost, retries) lands in
  * *usage (caller decrefs). NULL with err. */
-json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system,
-		       const char *user, const char *schema_name, const json_t *schema,
-		       json_t **usage, struct hutch_err *err);
+json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system, const char *user,
+		       const char *schema_name, const json_t *schema, json_t **usage,
+		       struct hutch_err *err);
 /* The LLM roles (llm_roles.c): as their heuristic peers; each records its
  * usage (model, tokens, cost, retries) into step, the trace's entry. */
 int agent_plan_llm(struct agent_ctx *c, struct agent_plan *plan, json_t *step,

@@ -69,16 +69,18 @@ static char *install_command(const char *language, const json_t *used)
 	{
 		const char *m = json_string_value(e);
 		if (strcmp(language, "python") == 0)
-			hutch_buf_printf(&b,
-					 "%spython3 -c 'import %s' 2>/dev/null || python3 -m pip install "
-					 "--user --break-system-packages --no-input "
-					 "--disable-pip-version-check --retries 0 --timeout 10 %s",
-					 i ? " && " : "", m, m);
+			hutch_buf_printf(
+				&b,
+				"%spython3 -c 'import %s' 2>/dev/null || python3 -m pip install "
+				"--user --break-system-packages --no-input "
+				"--disable-pip-version-check --retries 0 --timeout 10 %s",
+				i ? " && " : "", m, m);
 		else
-			hutch_buf_printf(&b,
-					 "%snode -e 'require(\"%s\")' 2>/dev/null || npm install "
-					 "--no-audit --no-fund --fetch-retries 0 --fetch-timeout 10000 %s",
-					 i ? " && " : "", m, m);
+			hutch_buf_printf(
+				&b,
+				"%snode -e 'require(\"%s\")' 2>/dev/null || npm install "
+				"--no-audit --no-fund --fetch-retries 0 --fetch-timeout 10000 %s",
+				i ? " && " : "", m, m);
 	}
 	return hutch_buf_detach(&b, NULL);
 }

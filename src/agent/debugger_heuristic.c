@@ -71,10 +71,11 @@ static const char *denied_host(const json_t *run)
 static bool classify_error(const char *err, struct agent_diagnosis *d)
 {
 	static const char *const simple[][2] = {
-		{"TypeError", "type"},	 {"ValueError", "value"},      {"ZeroDivisionError", "value"},
-		{"KeyError", "value"},	 {"IndexError", "value"},      {"RangeError", "value"},
-		{"SyntaxError", "syntax"}, {"IndentationError", "syntax"}, {"TabError", "syntax"},
-		{NULL, NULL},
+		{"TypeError", "type"},		{"ValueError", "value"},
+		{"ZeroDivisionError", "value"}, {"KeyError", "value"},
+		{"IndexError", "value"},	{"RangeError", "value"},
+		{"SyntaxError", "syntax"},	{"IndentationError", "syntax"},
+		{"TabError", "syntax"},		{NULL, NULL},
 	};
 	char *m;
 
@@ -127,13 +128,16 @@ void agent_debug_classify(const struct agent_plan *plan, const json_t *install, 
 		free(line);
 		free(mods);
 	} else if (!run || strcmp(status, "sandbox_error") == 0) {
-		set(d, "sandbox", hutch_xstrdup("sandbox"), hutch_xstrdup("the sandbox failed to run the program"));
+		set(d, "sandbox", hutch_xstrdup("sandbox"),
+		    hutch_xstrdup("the sandbox failed to run the program"));
 	} else if (strcmp(status, "timeout") == 0) {
 		set(d, "timeout", hutch_xasprintf("timeout:%s", plan->shape),
-		    hutch_xasprintf("the run step passed its deadline (%lld ms)",
-				    (long long)json_integer_value(json_object_get(run, "wall_ms"))));
+		    hutch_xasprintf(
+			    "the run step passed its deadline (%lld ms)",
+			    (long long)json_integer_value(json_object_get(run, "wall_ms"))));
 	} else if (strcmp(status, "oom") == 0) {
-		set(d, "oom", hutch_xasprintf("oom:%s", plan->shape), hutch_xstrdup("the program ran out of memory"));
+		set(d, "oom", hutch_xasprintf("oom:%s", plan->shape),
+		    hutch_xstrdup("the program ran out of memory"));
 	} else if (host) {
 		set(d, "network", hutch_xasprintf("network:denied:%s", host),
 		    hutch_xasprintf("the program reached for '%s', and the run step has network "
@@ -146,7 +150,8 @@ void agent_debug_classify(const struct agent_plan *plan, const json_t *install, 
 				  "none by policy (no DNS, no route)"));
 	} else if (classify_error(err, d)) {
 		/* set by the error's own words */
-	} else if (strcmp(status, "ok") == 0 && verdict && !json_is_true(json_object_get(verdict, "passed"))) {
+	} else if (strcmp(status, "ok") == 0 && verdict &&
+		   !json_is_true(json_object_get(verdict, "passed"))) {
 		char *why = json_dumps(json_object_get(verdict, "failures"), JSON_COMPACT);
 		set(d, "wrong_output", hutch_xasprintf("wrong_output:%s", plan->shape), why);
 	} else {
@@ -159,9 +164,9 @@ void agent_debug_classify(const struct agent_plan *plan, const json_t *install, 
 static const char *stdlib_for(const char *module)
 {
 	static const char *const alt[][2] = {
-		{"numpy", "statistics"},	    {"tabulate", "str formatting"},
-		{"simplejson", "json"},		    {"lodash", "built-in Array methods"},
-		{"pandas", "csv"},		    {NULL, NULL},
+		{"numpy", "statistics"}, {"tabulate", "str formatting"},
+		{"simplejson", "json"},	 {"lodash", "built-in Array methods"},
+		{"pandas", "csv"},	 {NULL, NULL},
 	};
 	for (int i = 0; alt[i][0]; i++) {
 		if (strstr(module, alt[i][0]))
@@ -213,9 +218,10 @@ static bool rule_memo(struct fix_in *in, struct agent_artifact *out)
 /* Known imports for a NameError/ReferenceError: stdlib modules only. */
 static bool rule_add_import(struct fix_in *in, struct agent_artifact *out)
 {
-	static const char *const py[] = {"math", "os", "sys", "re", "json", "csv", "statistics",
-					 "random", "time", "itertools", "collections", "datetime",
-					 "functools", "string", NULL};
+	static const char *const py[] = {"math",      "os",	   "sys",	  "re",
+					 "json",      "csv",	   "statistics",  "random",
+					 "time",      "itertools", "collections", "datetime",
+					 "functools", "string",	   NULL};
 	static const char *const js[] = {"fs", "path", "os", "util", "crypto", "assert", NULL};
 	bool is_py = strcmp(in->plan->language, "python") == 0;
 	const char *const *list = is_py ? py : js;

@@ -147,8 +147,7 @@ static int write_file(struct agent_exec *x, const char *name, const void *data, 
 }
 
 /* The user's --file arguments, by their base names. */
-static int place_files(struct agent_exec *x, const struct agent_options *opt,
-		       struct hutch_err *err)
+static int place_files(struct agent_exec *x, const struct agent_options *opt, struct hutch_err *err)
 {
 	for (int i = 0; i < opt->nfiles; i++) {
 		struct hutch_buf b = HUTCH_BUF_INIT;
@@ -174,13 +173,13 @@ static int place_files(struct agent_exec *x, const struct agent_options *opt,
 	return 0;
 }
 
-static int new_session(struct agent_exec *x, const struct agent_options *opt,
-		       const char *network, struct hutch_err *err)
+static int new_session(struct agent_exec *x, const struct agent_options *opt, const char *network,
+		       struct hutch_err *err)
 {
-	json_t *req = json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:I}}", "op", "session.new",
-				"language", "bash", "network", network, "labels", "agent_pipeline",
-				x->pipeline, "role", "executor", "limits", "memory_bytes",
-				(json_int_t)(512 << 20));
+	json_t *req =
+		json_pack("{s:s, s:s, s:s, s:{s:s, s:s}, s:{s:I}}", "op", "session.new", "language",
+			  "bash", "network", network, "labels", "agent_pipeline", x->pipeline,
+			  "role", "executor", "limits", "memory_bytes", (json_int_t)(512 << 20));
 	json_t *r;
 
 	kill_session(x);
@@ -210,8 +209,9 @@ static int set_net(struct agent_exec *x, const char *policy, const char *phase,
 	json_object_set_new(x->policies, phase, json_string(policy));
 	if (!x->has_proxy)
 		return 0; /* made under none: it already is */
-	return call_ok(x, json_pack("{s:s, s:s, s:s}", "op", "session.net", "id", x->session,
-				    "network", policy),
+	return call_ok(x,
+		       json_pack("{s:s, s:s, s:s}", "op", "session.net", "id", x->session,
+				 "network", policy),
 		       err);
 }
 

@@ -97,7 +97,8 @@ static void record_attempt(struct agent_history *h, const char *id, const json_t
 	const json_t *d = json_object_get(a, "diagnosis");
 	const char *sig = agent_jstr(d, "signature");
 	const char *rule = agent_jstr(d, "rule");
-	bool fixed = next && json_is_true(json_object_get(json_object_get(next, "verdict"), "passed"));
+	bool fixed =
+		next && json_is_true(json_object_get(json_object_get(next, "verdict"), "passed"));
 	sqlite3_stmt *st;
 
 	if (!d)
@@ -128,7 +129,8 @@ int agent_history_record(struct agent_history *h, const json_t *trace)
 	const char *id = agent_jstr(trace, "pipeline_id");
 	json_t *attempts = json_object_get(trace, "attempts");
 	char *text = json_dumps(trace, JSON_COMPACT);
-	sqlite3_stmt *st = prep(h, "INSERT OR REPLACE INTO pipelines VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_stmt *st =
+		prep(h, "INSERT OR REPLACE INTO pipelines VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	size_t n = json_array_size(attempts);
 
 	if (st) {
@@ -227,19 +229,20 @@ json_t *agent_history_show(struct agent_history *h, const char *id)
 
 json_t *agent_history_stats(struct agent_history *h)
 {
-	json_t *tot = rows(h,
-			   "SELECT COUNT(*) AS pipelines,"
-			   " SUM(status = 'success') AS successes,"
-			   " AVG(CASE WHEN status = 'success' THEN attempts END) AS attempts_per_success,"
-			   " MIN(total_ms) AS min_ms, AVG(total_ms) AS mean_ms, MAX(total_ms) AS max_ms"
-			   " FROM pipelines",
-			   NULL, 0);
+	json_t *tot =
+		rows(h,
+		     "SELECT COUNT(*) AS pipelines,"
+		     " SUM(status = 'success') AS successes,"
+		     " AVG(CASE WHEN status = 'success' THEN attempts END) AS attempts_per_success,"
+		     " MIN(total_ms) AS min_ms, AVG(total_ms) AS mean_ms, MAX(total_ms) AS max_ms"
+		     " FROM pipelines",
+		     NULL, 0);
 	json_t *cats = rows(h,
 			    "SELECT category, COUNT(*) AS count, SUM(fixed) AS fixed FROM attempts"
 			    " GROUP BY category ORDER BY count DESC",
 			    NULL, 0);
-	json_t *fixes = rows(h, "SELECT signature, rule, successes FROM fixes ORDER BY successes DESC",
-			     NULL, 0);
+	json_t *fixes = rows(
+		h, "SELECT signature, rule, successes FROM fixes ORDER BY successes DESC", NULL, 0);
 	json_t *s = json_deep_copy(json_array_get(tot, 0));
 	json_int_t n = json_integer_value(json_object_get(s, "pipelines"));
 	json_int_t ok = json_integer_value(json_object_get(s, "successes"));

@@ -22,7 +22,7 @@
  */
 
 #define REPLY_MAX (8u << 20)
-#define ROLES 3
+#define ROLES	  3
 
 struct agent_llm {
 	char base_url[512];
@@ -94,7 +94,7 @@ struct agent_llm *agent_llm_open(const struct agent_options *opt, struct hutch_e
 	l->price_out = strtod(env_or("HUTCH_LLM_PRICE_OUT", "0"), NULL);
 	l->timeout_ms = env_ms("HUTCH_LLM_TIMEOUT", 120000);
 	l->backoff_ms = env_ms("HUTCH_LLM_BACKOFF", 1000);
-	l->retries = atoi(env_or("HUTCH_LLM_RETRIES", "3"));
+	l->retries = (int)strtol(env_or("HUTCH_LLM_RETRIES", "3"), NULL, 10);
 	if (l->retries < 0 || l->retries > 10)
 		l->retries = 3;
 	curl_global_init(CURL_GLOBAL_DEFAULT);
@@ -183,11 +183,15 @@ static json_t *parse_reply(const char *text, json_t *usage, struct hutch_err *er
 	json_t *u = json_object_get(o, "usage");
 	json_t *out = NULL;
 
-	json_object_set_new(usage, "prompt", json_integer(json_integer_value(json_object_get(u, "prompt_tokens"))));
-	json_object_set_new(usage, "completion", json_integer(json_integer_value(json_object_get(u, "completion_tokens"))));
-	json_object_set_new(usage, "cached",
-			    json_integer(json_integer_value(json_object_get(
-				    json_object_get(u, "prompt_tokens_details"), "cached_tokens"))));
+	json_object_set_new(usage, "prompt",
+			    json_integer(json_integer_value(json_object_get(u, "prompt_tokens"))));
+	json_object_set_new(
+		usage, "completion",
+		json_integer(json_integer_value(json_object_get(u, "completion_tokens"))));
+	json_object_set_new(
+		usage, "cached",
+		json_integer(json_integer_value(json_object_get(
+			json_object_get(u, "prompt_tokens_details"), "cached_tokens"))));
 	if (!content)
 		hutch_err_setx(err, EPROTO, "the reply has no choices[0].message.content");
 	else if (!(out = json_loads(content, 0, NULL)) || !json_is_object(out)) {
@@ -226,9 +230,9 @@ static int role_index(const char *role)
 	return 0;
 }
 
-json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system,
-		       const char *user, const char *schema_name, const json_t *schema,
-		       json_t **usage, struct hutch_err *err)
+json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system, const char *user,
+		       const char *schema_name, const json_t *schema, json_t **usage,
+		       struct hutch_err *err)
 {
 	const char *model = l->model[role_index(role)];
 	json_t *req = request_body(model, system, user, schema_name, schema);
@@ -249,7 +253,8 @@ json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system
 		if (status == 200)
 			out = parse_reply(reply.data ? reply.data : "", *usage, err);
 		else if (status != 0)
-			hutch_err_setx(err, status == 429 ? EAGAIN : EIO, "chat completion: HTTP %ld", status);
+			hutch_err_setx(err, status == 429 ? EAGAIN : EIO,
+				       "chat completion: HTTP %ld", status);
 		hutch_buf_release(&reply);
 		/* 4xx other than 429 will not get better by asking again */
 		if (status >= 400 && status < 500 && status != 429)
@@ -257,7 +262,8 @@ json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system
 	}
 	free(body);
 	json_object_set_new(*usage, "retries", json_integer(i - 1));
-	json_object_set_new(*usage, "elapsed_ms", json_integer((json_int_t)((hutch_now_us() - t0) / 1000)));
+	json_object_set_new(*usage, "elapsed_ms",
+			    json_integer((json_int_t)((hutch_now_us() - t0) / 1000)));
 	add_cost(l, *usage);
 	return out;
 }

@@ -47,16 +47,19 @@ static json_t *object_t(json_t *props)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(props, k, v) json_array_append_new(req, json_string(k));
+	json_object_foreach(props, k, v)
+	{
+		json_array_append_new(req, json_string(k));
+	}
 	return json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", props, "required",
 			 req, "additionalProperties", 0);
 }
 
 static json_t *plan_schema(void)
 {
-	json_t *check = object_t(json_pack(
-		"{s:{s:s, s:[s, s, s, s, s]}, s:o}", "type", "type", "string", "enum", "contains",
-		"regex", "nonempty", "json", "exit_code", "value", str_t()));
+	json_t *check = object_t(json_pack("{s:{s:s, s:[s, s, s, s, s]}, s:o}", "type", "type",
+					   "string", "enum", "contains", "regex", "nonempty",
+					   "json", "exit_code", "value", str_t()));
 
 	return object_t(json_pack("{s:{s:s, s:[s, s]}, s:o, s:o, s:o, s:{s:s, s:o}, s:o}",
 				  "language", "type", "string", "enum", "python", "javascript",
@@ -73,11 +76,11 @@ static json_t *artifact_schema(void)
 
 static json_t *diagnosis_schema(void)
 {
-	return object_t(json_pack(
-		"{s:{s:s, s:[s, s, s, s, s, s, s, s, s, s, s]}, s:o, s:o, s:o}", "category", "type",
-		"string", "enum", "syntax", "import", "name", "type", "value", "timeout", "oom",
-		"wrong_output", "network", "sandbox", "unknown", "root_cause", str_t(), "fix",
-		str_t(), "artifact", artifact_schema()));
+	return object_t(json_pack("{s:{s:s, s:[s, s, s, s, s, s, s, s, s, s, s]}, s:o, s:o, s:o}",
+				  "category", "type", "string", "enum", "syntax", "import", "name",
+				  "type", "value", "timeout", "oom", "wrong_output", "network",
+				  "sandbox", "unknown", "root_cause", str_t(), "fix", str_t(),
+				  "artifact", artifact_schema()));
 }
 
 /* One call; its usage joins step.llm. */
@@ -95,7 +98,8 @@ static json_t *ask(struct agent_ctx *c, const char *role, const char *user, cons
 		calls = json_array();
 		json_object_set_new(step, "llm", calls);
 	}
-	agent_log(c, role, "%s: %lld prompt + %lld completion tokens (%lld cached), %lld retries, $%.6f",
+	agent_log(c, role,
+		  "%s: %lld prompt + %lld completion tokens (%lld cached), %lld retries, $%.6f",
 		  out ? "answer" : "no answer",
 		  (long long)json_integer_value(json_object_get(usage, "prompt")),
 		  (long long)json_integer_value(json_object_get(usage, "completion")),
@@ -178,14 +182,15 @@ static json_t *brief(const json_t *r)
 	for (int i = 0; i < 2; i++) {
 		const char *s = agent_jstr(r, keys[i]) ?: "";
 		size_t n = strlen(s);
-		json_object_set_new(o, keys[i], json_string(n > OUTPUT_CAP ? s + n - OUTPUT_CAP : s));
+		json_object_set_new(o, keys[i],
+				    json_string(n > OUTPUT_CAP ? s + n - OUTPUT_CAP : s));
 	}
 	return o;
 }
 
 static char *debug_prompt(struct agent_ctx *c, const struct agent_plan *plan,
-			  const struct agent_artifact *cur, const json_t *install, const json_t *run,
-			  const json_t *verdict, const char *signature)
+			  const struct agent_artifact *cur, const json_t *install,
+			  const json_t *run, const json_t *verdict, const char *signature)
 {
 	json_t *ctx = json_pack("{s:o, s:o, s:o, s:o, s:O?}", "plan", agent_plan_to_json(plan),
 				"artifact", agent_artifact_to_json(cur), "install", brief(install),

@@ -31,8 +31,8 @@ char *agent_result_stdout(const json_t *run)
 	while (*s == '\n' || *s == ' ' || *s == '\r' || *s == '\t')
 		s++;
 	n = strlen(s);
-	while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r' ||
-			 s[n - 1] == '\t'))
+	while (n > 0 &&
+	       (s[n - 1] == '\n' || s[n - 1] == ' ' || s[n - 1] == '\r' || s[n - 1] == '\t'))
 		n--;
 	return hutch_xstrndup(s, n);
 }
@@ -104,19 +104,18 @@ json_t *agent_plan_to_json(const struct agent_plan *p)
 
 json_t *agent_artifact_to_json(const struct agent_artifact *a)
 {
-	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "filename", str_or_null(a->filename),
-			 "code", str_or_null(a->code), "install_command",
-			 str_or_null(a->install_command), "run_command",
-			 str_or_null(a->run_command), "variant",
+	return json_pack("{s:o, s:o, s:o, s:o, s:o}", "filename", str_or_null(a->filename), "code",
+			 str_or_null(a->code), "install_command", str_or_null(a->install_command),
+			 "run_command", str_or_null(a->run_command), "variant",
 			 copy_or(a->variant, json_object()));
 }
 
 json_t *agent_diagnosis_to_json(const struct agent_diagnosis *d)
 {
 	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:b}", "category", d->category, "signature",
-			 str_or_null(d->signature), "root_cause", str_or_null(d->root_cause),
-			 "fix", str_or_null(d->fix), "rule", str_or_null(d->rule),
-			 "from_history", d->from_history);
+			 str_or_null(d->signature), "root_cause", str_or_null(d->root_cause), "fix",
+			 str_or_null(d->fix), "rule", str_or_null(d->rule), "from_history",
+			 d->from_history);
 }
 
 /* --- from JSON: every field typed, unknown fields ignored --- */
@@ -126,6 +125,7 @@ static int get_str(const json_t *o, const char *key, bool required, char **out,
 {
 	json_t *v = json_object_get(o, key);
 
+	*out = NULL;
 	if (!v || json_is_null(v)) {
 		if (required)
 			return hutch_err_setx(err, EINVAL, "field '%s' is missing", key);
@@ -190,10 +190,11 @@ int agent_plan_from_json(struct agent_plan *p, const json_t *o, struct hutch_err
 	if (!json_is_object(o))
 		return hutch_err_setx(err, EINVAL, "a plan must be a JSON object");
 	rc = get_str(o, "language", true, &lang, err);
-	if (rc == 0 && strcmp(lang, "python") != 0 && strcmp(lang, "javascript") != 0)
-		rc = hutch_err_setx(err, EINVAL, "language '%s': python or javascript", lang);
+	if (rc == 0 && (!lang || (strcmp(lang, "python") != 0 && strcmp(lang, "javascript") != 0)))
+		rc = hutch_err_setx(err, EINVAL, "language '%s': python or javascript",
+				    lang ? lang : "");
 	if (rc == 0)
-		snprintf(p->language, sizeof(p->language), "%s", lang);
+		snprintf(p->language, sizeof(p->language), "%s", lang ? lang : "");
 	free(lang);
 	if (rc == 0)
 		rc = get_str(o, "expected_output", false, &p->expected_output, err);
@@ -229,9 +230,10 @@ int agent_artifact_from_json(struct agent_artifact *a, const json_t *o, struct h
 	if (rc == 0)
 		rc = get_str(o, "run_command", true, &a->run_command, err);
 	/* the filename lands in the workspace: one plain name, nothing more */
-	if (rc == 0 && (strchr(a->filename, '/') || a->filename[0] == '.' || !a->filename[0]))
+	if (rc == 0 &&
+	    (!a->filename || strchr(a->filename, '/') || a->filename[0] == '.' || !a->filename[0]))
 		rc = hutch_err_setx(err, EINVAL, "filename '%s' must be a plain file name",
-				    a->filename);
+				    a->filename ? a->filename : "");
 	if (rc == 0 && a->install_command && !a->install_command[0]) {
 		free(a->install_command);
 		a->install_command = NULL;
@@ -245,7 +247,7 @@ int agent_artifact_from_json(struct agent_artifact *a, const json_t *o, struct h
 }
 
 static const char *const categories[] = {
-	"syntax", "import", "name",	    "type",    "value",	  "timeout",
+	"syntax", "import",	  "name",    "type",	"value",   "timeout",
 	"oom",	  "wrong_output", "network", "sandbox", "unknown", NULL,
 };
 

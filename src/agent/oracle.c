@@ -181,7 +181,10 @@ char *agent_oracle_stats(const json_t *numbers, const json_t *which)
 		return NULL;
 	v = hutch_xcalloc(2 * n, sizeof(*v));
 	sorted = v + n;
-	json_array_foreach(numbers, i, e) v[i] = json_number_value(e);
+	json_array_foreach(numbers, i, e)
+	{
+		v[i] = json_number_value(e);
+	}
 	memcpy(sorted, v, n * sizeof(*v));
 	qsort(sorted, n, sizeof(*v), cmp_double);
 	json_array_foreach(which, i, e)

@@ -113,7 +113,8 @@ static bool execute(struct loop *l, json_t *attempt, json_t **install, json_t **
 	verdict = agent_verify(&l->plan, *run);
 	json_object_set_new(attempt, "verdict", verdict);
 	bool passed = json_is_true(json_object_get(verdict, "passed"));
-	agent_log(c, "Verifier", "%s", passed ? "output meets the plan" : "output does not meet the plan");
+	agent_log(c, "Verifier", "%s",
+		  passed ? "output meets the plan" : "output does not meet the plan");
 	if (passed) {
 		json_decref(l->output);
 		l->output = json_string(agent_jstr(*run, "stdout") ?: "");
@@ -149,12 +150,14 @@ static bool debug(struct loop *l, json_t *attempt, const json_t *install, const 
 		rc = agent_debug_llm(c, &l->plan, &l->art, install, run,
 				     json_object_get(attempt, "verdict"), &d, &next, attempt);
 	} else {
-		agent_debug_classify(&l->plan, install, run, json_object_get(attempt, "verdict"), &d);
+		agent_debug_classify(&l->plan, install, run, json_object_get(attempt, "verdict"),
+				     &d);
 		known = agent_history_known_fix(c->history, d.signature, &times);
 		agent_diagnosis_release(&d);
 		if (known)
-			agent_log(c, "Debugger", "history: this error was fixed %d time(s) by rule %s",
-				  times, known);
+			agent_log(c, "Debugger",
+				  "history: this error was fixed %d time(s) by rule %s", times,
+				  known);
 		rc = agent_debug_heuristic(&l->plan, &l->art, install, run, known, &d, &next);
 		free(known);
 	}
@@ -193,7 +196,8 @@ static const char *attempts(struct loop *l, struct hutch_err *err)
 		if (c->attempt == 1 && make_code(l, attempt, err) < 0) {
 			agent_log(c, "Coder", "no code: %s", err->msg);
 			json_decref(l->last_diagnosis);
-			l->last_diagnosis = json_pack("{s:s, s:s}", "category", "unknown", "root_cause", err->msg);
+			l->last_diagnosis = json_pack("{s:s, s:s}", "category", "unknown",
+						      "root_cause", err->msg);
 			agent_trace_step(c, "Coder", attempt);
 			return "failed";
 		}
@@ -260,11 +264,13 @@ json_t *hutch_agent_run(const struct agent_options *opt, struct hutch_err *err)
 		status = attempts(&l, err);
 	}
 	json_object_set_new(c.trace, "output", l.output ? l.output : json_null());
-	json_object_set_new(c.trace, "last_diagnosis", l.last_diagnosis ? l.last_diagnosis : json_null());
+	json_object_set_new(c.trace, "last_diagnosis",
+			    l.last_diagnosis ? l.last_diagnosis : json_null());
 	if (strcmp(status, "error") == 0)
 		json_object_set_new(c.trace, "error", json_string(err->msg));
 	agent_trace_finish(&c, strcmp(status, "success") == 0 ? "success" : "failed", t0);
-	agent_log(&c, "Orchestrator", "%s after %zu attempt(s)", strcmp(status, "success") == 0 ? "success" : "failed",
+	agent_log(&c, "Orchestrator", "%s after %zu attempt(s)",
+		  strcmp(status, "success") == 0 ? "success" : "failed",
 		  json_array_size(json_object_get(c.trace, "attempts")));
 	if (c.history)
 		(void)agent_history_record(c.history, c.trace);

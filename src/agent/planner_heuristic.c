@@ -136,8 +136,8 @@ static void step(struct agent_plan *p, const char *s)
  * and the plan's note says why. */
 static void find_deps(const struct words *w, struct agent_plan *p)
 {
-	static const char *const py[] = {"numpy", "pandas", "tabulate", "simplejson", "requests",
-					 NULL};
+	static const char *const py[] = {"numpy",      "pandas",   "tabulate",
+					 "simplejson", "requests", NULL};
 	static const char *const js[] = {"lodash", "axios", "mathjs", NULL};
 	const char *const *list = strcmp(p->language, "python") == 0 ? py : js;
 
@@ -152,11 +152,21 @@ static void find_deps(const struct words *w, struct agent_plan *p)
 static bool plan_stats(const struct words *w, struct agent_plan *p)
 {
 	static const char *const names[][2] = {
-		{"mean", "mean"},	  {"average", "mean"},	      {"median", "median"},
-		{"mode", "mode"},	  {"standard deviation", "stdev"}, {"stdev", "stdev"},
-		{"variance", "variance"}, {"sum", "sum"},		      {"total", "sum"},
-		{"minimum", "min"},	  {"smallest", "min"},	      {"maximum", "max"},
-		{"largest", "max"},	  {"range", "range"},	      {NULL, NULL},
+		{"mean", "mean"},
+		{"average", "mean"},
+		{"median", "median"},
+		{"mode", "mode"},
+		{"standard deviation", "stdev"},
+		{"stdev", "stdev"},
+		{"variance", "variance"},
+		{"sum", "sum"},
+		{"total", "sum"},
+		{"minimum", "min"},
+		{"smallest", "min"},
+		{"maximum", "max"},
+		{"largest", "max"},
+		{"range", "range"},
+		{NULL, NULL},
 	};
 	json_t *which = json_array();
 	json_t *nums = numbers_of(w->orig);
@@ -167,7 +177,8 @@ static bool plan_stats(const struct words *w, struct agent_plan *p)
 		bool dup = false;
 		json_t *e;
 		size_t k;
-		json_array_foreach(which, k, e) dup |= strcmp(json_string_value(e), names[i][1]) == 0;
+		json_array_foreach(which, k, e) dup |=
+			strcmp(json_string_value(e), names[i][1]) == 0;
 		if (!dup)
 			json_array_append_new(which, json_string(names[i][1]));
 	}
@@ -229,7 +240,10 @@ static bool plan_factorial(const struct words *w, struct agent_plan *p)
 static bool plan_primes(const struct words *w, struct agent_plan *p)
 {
 	long n = first_int(w->orig);
-	const char *mode = has(w, "sum") ? "sum" : has(w, "first") ? "first" : has(w, "is ") ? "is" : "below";
+	const char *mode = has(w, "sum")     ? "sum"
+			   : has(w, "first") ? "first"
+			   : has(w, "is ")   ? "is"
+					     : "below";
 	struct hutch_buf b = HUTCH_BUF_INIT;
 
 	if (!has(w, "prime") || n < 0 || n > PRIME_LIMIT)
@@ -284,12 +298,13 @@ static bool plan_sort(const struct words *w, struct agent_plan *p)
 		json_decref(toks);
 		return false;
 	}
-	json_t **v = hutch_xcalloc(n, sizeof(*v));
+	json_t **v = hutch_xcalloc(n, sizeof(json_t *));
 	for (size_t i = 0; i < n; i++)
 		v[i] = json_array_get(toks, i);
-	qsort(v, n, sizeof(*v), cmp_tok);
+	qsort(v, n, sizeof(json_t *), cmp_tok);
 	for (size_t i = 0; i < n; i++)
-		hutch_buf_printf(&b, "%s%s", i ? " " : "", json_string_value(v[desc ? n - 1 - i : i]));
+		hutch_buf_printf(&b, "%s%s", i ? " " : "",
+				 json_string_value(v[desc ? n - 1 - i : i]));
 	free(v);
 	p->shape = hutch_xstrdup("sort");
 	json_object_set_new(p->params, "numbers", toks);
@@ -373,14 +388,16 @@ static bool plan_files(const struct words *w, struct agent_plan *p)
 		if (!col)
 			add_rows_check(w, p);
 		step(p, "read the CSV with the standard csv module / a line split");
-		step(p, col ? "sum, mean, min and max of the column" : "rows, columns, numeric ranges");
+		step(p, col ? "sum, mean, min and max of the column"
+			    : "rows, columns, numeric ranges");
 		free(col);
 		return true;
 	}
 	if (jsn && (has(w, "group") || has(w, "count") || has(w, "by "))) {
 		const char *by = strstr(w->lower, " by ");
 		char *key = by ? hutch_xstrndup(w->orig + (by - w->lower) + 4,
-						strcspn(by + 4, " ,.;'\"")) : hutch_xstrdup("type");
+						strcspn(by + 4, " ,.;'\""))
+			       : hutch_xstrdup("type");
 		p->shape = hutch_xstrdup("json_group");
 		json_object_set_new(p->params, "file", json_string(jsn));
 		json_object_set_new(p->params, "key", json_string(key));
@@ -442,8 +459,8 @@ int agent_plan_heuristic(const struct agent_options *opt, struct agent_plan *p,
 			 struct hutch_err *err)
 {
 	static bool (*const shapes[])(const struct words *, struct agent_plan *) = {
-		plan_network, plan_files, plan_table,	plan_fib,  plan_factorial,
-		plan_primes,  plan_sort,  plan_text,	plan_stats, NULL,
+		plan_network, plan_files, plan_table, plan_fib,	  plan_factorial,
+		plan_primes,  plan_sort,  plan_text,  plan_stats, NULL,
 	};
 	char *lower = hutch_xstrdup(opt->task);
 	struct words w = {lower, opt->task, opt};

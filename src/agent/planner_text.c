@@ -106,7 +106,7 @@ static int cmp_str(const void *a, const void *b)
 static char *sorted_words(const char *s)
 {
 	char *copy = hutch_xstrdup(s);
-	char *words[256];
+	char *words[256] = {NULL};
 	size_t n = 0;
 	struct hutch_buf b = HUTCH_BUF_INIT;
 	char *save = NULL;
@@ -151,7 +151,8 @@ static char *vowels(const char *s)
 bool agent_plan_text(const char *task, const char *text, struct agent_plan *p)
 {
 	static const struct text_shape shapes[] = {
-		{"email", "extract_emails", emails, "find email addresses with a regex, one a line"},
+		{"email", "extract_emails", emails,
+		 "find email addresses with a regex, one a line"},
 		{"palindrome", "palindrome", palindrome, "compare the alphanumerics both ways"},
 		{"frequenc", "word_freq", NULL, "count each word, most frequent first"},
 		{"vowel", "count_vowels", vowels, "count a, e, i, o, u"},

@@ -50,8 +50,8 @@ json_t *agent_trace_new(const char *id, const struct agent_options *opt, const c
 	return json_pack("{s:s, s:s, s:s, s:s, s:i, s:o, s:s, s:o, s:{s:I, s:I}, s:f}",
 			 "pipeline_id", id, "task", opt->task, "mode", mode, "started_at", now,
 			 "max_attempts", opt->max_attempts, "files", files, "hutch_version",
-			 HUTCH_VERSION, "attempts", json_array(), "tokens", "prompt",
-			 (json_int_t)0, "completion", (json_int_t)0, "cost_usd", 0.0);
+			 HUTCH_VERSION, "attempts", json_array(), "tokens", "prompt", (json_int_t)0,
+			 "completion", (json_int_t)0, "cost_usd", 0.0);
 }
 
 /* Add an LLM step's usage to the pipeline's totals. */
@@ -76,7 +76,10 @@ void agent_trace_step(struct agent_ctx *c, const char *role, json_t *step)
 	size_t i;
 
 	/* each LLM call of the step left its usage in step.llm */
-	json_array_foreach(json_object_get(step, "llm"), i, usage) add_usage(c->trace, usage);
+	json_array_foreach(json_object_get(step, "llm"), i, usage)
+	{
+		add_usage(c->trace, usage);
+	}
 	if (strcmp(role, "Planner") == 0) {
 		json_object_set_new(c->trace, "plan_step", step);
 		return;
@@ -87,9 +90,9 @@ void agent_trace_step(struct agent_ctx *c, const char *role, json_t *step)
 void agent_trace_finish(struct agent_ctx *c, const char *status, uint64_t started_us)
 {
 	json_object_set_new(c->trace, "status", json_string(status));
-	json_object_set_new(c->trace, "attempts_used",
-			    json_integer((json_int_t)json_array_size(
-				    json_object_get(c->trace, "attempts"))));
+	json_object_set_new(
+		c->trace, "attempts_used",
+		json_integer((json_int_t)json_array_size(json_object_get(c->trace, "attempts"))));
 	json_object_set_new(c->trace, "total_ms",
 			    json_integer((json_int_t)((hutch_now_us() - started_us) / 1000)));
 }

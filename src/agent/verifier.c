@@ -45,7 +45,9 @@ static void run_check(const json_t *check, const char *out, const json_t *run, j
 			fail(failures, hutch_xasprintf("output lacks '%s'", value));
 	} else if (strcmp(type, "regex") == 0) {
 		if (!regex_matches(value, out, &bad))
-			fail(failures, hutch_xasprintf(bad ? "bad regex '%s'" : "no line matches /%s/", value));
+			fail(failures,
+			     hutch_xasprintf(bad ? "bad regex '%s'" : "no line matches /%s/",
+					     value));
 	} else if (strcmp(type, "nonempty") == 0) {
 		if (!*out)
 			fail(failures, hutch_xstrdup("output is empty"));
@@ -56,7 +58,7 @@ static void run_check(const json_t *check, const char *out, const json_t *run, j
 		json_decref(j);
 	} else if (strcmp(type, "exit_code") == 0) {
 		json_t *code = json_object_get(run, "exit_code");
-		if (!json_is_integer(code) || json_integer_value(code) != atoi(value))
+		if (!json_is_integer(code) || json_integer_value(code) != strtol(value, NULL, 10))
 			fail(failures, hutch_xasprintf("exit code is not %s", value));
 	} else {
 		fail(failures, hutch_xasprintf("unknown check type '%s'", type));
@@ -77,8 +79,11 @@ json_t *agent_verify(const struct agent_plan *plan, const json_t *run)
 		fail(failures, hutch_xasprintf("status is '%s', not ok", status));
 	if (run && plan->expected_output && strcmp(out, plan->expected_output) != 0)
 		fail(failures, hutch_xasprintf("output '%.200s' is not the expected '%.200s'", out,
-		     plan->expected_output));
-	json_array_foreach(plan->checks, i, c) run_check(c, out, run, failures);
+					       plan->expected_output));
+	json_array_foreach(plan->checks, i, c)
+	{
+		run_check(c, out, run, failures);
+	}
 	free(out);
 	return json_pack("{s:b, s:o}", "passed", json_array_size(failures) == 0, "failures",
 			 failures);

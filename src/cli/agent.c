@@ -60,13 +60,20 @@ static int parse_ms(const char *s, uint64_t *out)
 static int parse(int argc, char **argv, struct cli *c)
 {
 	static const struct option lopts[] = {
-		{"lang", required_argument, NULL, 'L'},	 {"file", required_argument, NULL, 'f'},
-		{"max-attempts", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 'T'},
-		{"install-timeout", required_argument, NULL, 'I'}, {"json", no_argument, NULL, 'j'},
-		{"llm", no_argument, NULL, 'l'},	 {"model", required_argument, NULL, 'm'},
-		{"coder-model", required_argument, NULL, 'c'}, {"state-dir", required_argument, NULL, 'S'},
-		{"limit", required_argument, NULL, 'N'},	 {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},	 {NULL, 0, NULL, 0},
+		{"lang", required_argument, NULL, 'L'},
+		{"file", required_argument, NULL, 'f'},
+		{"max-attempts", required_argument, NULL, 'n'},
+		{"timeout", required_argument, NULL, 'T'},
+		{"install-timeout", required_argument, NULL, 'I'},
+		{"json", no_argument, NULL, 'j'},
+		{"llm", no_argument, NULL, 'l'},
+		{"model", required_argument, NULL, 'm'},
+		{"coder-model", required_argument, NULL, 'c'},
+		{"state-dir", required_argument, NULL, 'S'},
+		{"limit", required_argument, NULL, 'N'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
 	};
 	int ch;
 
@@ -83,7 +90,7 @@ static int parse(int argc, char **argv, struct cli *c)
 			c->files[c->opt.nfiles++] = optarg;
 			break;
 		case 'n':
-			c->opt.max_attempts = atoi(optarg);
+			c->opt.max_attempts = (int)strtol(optarg, NULL, 10);
 			if (c->opt.max_attempts < 1 || c->opt.max_attempts > 20)
 				return bad("--max-attempts wants 1..20, not", optarg);
 			break;
@@ -111,7 +118,7 @@ static int parse(int argc, char **argv, struct cli *c)
 			c->opt.state_dir = optarg;
 			break;
 		case 'N':
-			c->limit = atoi(optarg);
+			c->limit = (int)strtol(optarg, NULL, 10);
 			break;
 		case 'q':
 			c->opt.quiet = true;

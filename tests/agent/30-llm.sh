@@ -35,7 +35,8 @@ scenario() {
 		[ -s "$DIR/port" ] && break
 		sleep 0.05
 	done
-	export HUTCH_LLM_BASE_URL=http://127.0.0.1:$(cat "$DIR/port")/v1
+	HUTCH_LLM_BASE_URL=http://127.0.0.1:$(cat "$DIR/port")/v1
+	export HUTCH_LLM_BASE_URL
 }
 
 # agent NAME ARGS...: hutch agent --llm --json, trace in NAME.json, log in NAME.err

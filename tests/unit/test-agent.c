@@ -126,7 +126,7 @@ static void debug_case(const char *lang, const char *code, const char *stderr_te
 	struct agent_plan p = {0};
 	struct agent_artifact cur = {0};
 	struct agent_artifact out;
-	struct agent_diagnosis d;
+	struct agent_diagnosis d = {0};
 	json_t *run = result("error", 1, "", stderr_text);
 
 	snprintf(p.language, sizeof(p.language), "%s", lang);
@@ -161,17 +161,16 @@ static void test_agent_debugger_rules(void)
 	debug_case("python", "print(math.pi)\n",
 		   "Traceback...\nNameError: name 'math' is not defined\n", "name", "add_import",
 		   "import math\n");
-	debug_case("javascript", "fs.readFileSync('x')\n",
-		   "ReferenceError: fs is not defined\n", "name", "add_import",
-		   "const fs = require('fs');");
+	debug_case("javascript", "fs.readFileSync('x')\n", "ReferenceError: fs is not defined\n",
+		   "name", "add_import", "const fs = require('fs');");
 	debug_case("python", "if 1:\n    print 'a', 2\n",
 		   "SyntaxError: Missing parentheses in call to 'print'. Did you mean print(...)?",
 		   "syntax", "print_function", "    print('a', 2)\n");
-	debug_case("python", "print(int('x'))\n", "ValueError: invalid literal for int()",
-		   "value", NULL, NULL);
+	debug_case("python", "print(int('x'))\n", "ValueError: invalid literal for int()", "value",
+		   NULL, NULL);
 	/* a made-up name has no import to add */
-	debug_case("python", "print(nosuch)\n", "NameError: name 'nosuch' is not defined",
-		   "name", NULL, NULL);
+	debug_case("python", "print(nosuch)\n", "NameError: name 'nosuch' is not defined", "name",
+		   NULL, NULL);
 }
 
 static void test_agent_artifact_json_is_checked(void)
