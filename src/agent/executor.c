@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "agent/agent.h"
@@ -32,6 +33,7 @@ struct agent_exec {
 	char session[64];
 	bool has_proxy;
 	json_t *policies;
+	char own_dir[600]; /* in-process: this pipeline's own state directory */
 };
 
 static const char *registry(const char *language)
@@ -56,8 +58,15 @@ struct agent_exec *agent_exec_open(const char *state_dir, const char *pipeline_i
 		x->is_daemon = true;
 		return x;
 	}
+	/* a state directory of its own: hutch_sessions_open adopts every
+	 * session it finds, and another pipeline's (or the user's) are not
+	 * this one's to manage */
 	hutch_state_dir(state_dir, dir, sizeof(dir));
-	x->sessions = hutch_sessions_open(dir, err);
+	(void)mkdir(dir, 0700);
+	snprintf(x->own_dir, sizeof(x->own_dir), "%s/agent", dir);
+	(void)mkdir(x->own_dir, 0700);
+	snprintf(x->own_dir, sizeof(x->own_dir), "%s/agent/run-%s", dir, pipeline_id);
+	x->sessions = hutch_sessions_open(x->own_dir, err);
 	if (!x->sessions) {
 		json_decref(x->policies);
 		free(x);
@@ -131,6 +140,12 @@ void agent_exec_close(struct agent_exec *x)
 		return;
 	kill_session(x);
 	hutch_sessions_close(x->sessions);
+	if (x->own_dir[0]) {
+		char sub[620];
+		snprintf(sub, sizeof(sub), "%s/sessions", x->own_dir);
+		(void)rmdir(sub);
+		(void)rmdir(x->own_dir);
+	}
 	json_decref(x->policies);
 	free(x);
 }
