@@ -1,4 +1,6 @@
+#include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -121,7 +123,9 @@ void agent_debug_classify(const struct agent_plan *plan, const json_t *install, 
 	memset(d, 0, sizeof(*d));
 	if (install && strcmp(agent_jstr(install, "status") ?: "", "ok") != 0) {
 		char *line = last_line(agent_jstr(install, "stderr"));
-		char *mods = json_dumps(plan->dependencies, JSON_COMPACT);
+		char *mods = json_array_size(plan->dependencies)
+				     ? json_dumps(plan->dependencies, JSON_COMPACT)
+				     : hutch_xstrdup("the missing module");
 		set(d, "import", hutch_xasprintf("import:install:%s", mods),
 		    hutch_xasprintf("installing %s failed (network allow: the registry only): %s",
 				    mods, line));
@@ -192,6 +196,65 @@ static bool rule_stdlib(struct fix_in *in, struct agent_artifact *out)
 	in->d->fix = hutch_xasprintf("the module cannot be installed here: use %s instead "
 				     "(same output, nothing to install)",
 				     stdlib_for(in->d->signature));
+	return true;
+}
+
+/* The pip name of an importable module, where they differ. */
+static const char *pip_name(const char *module)
+{
+	static const char *const names[][2] = {
+		{"yaml", "pyyaml"},	     {"cv2", "opencv-python"},	{"PIL", "pillow"},
+		{"sklearn", "scikit-learn"}, {"bs4", "beautifulsoup4"}, {NULL, NULL},
+	};
+	for (int i = 0; names[i][0]; i++) {
+		if (strcmp(names[i][0], module) == 0)
+			return names[i][1];
+	}
+	return module;
+}
+
+static bool plain_name(const char *s)
+{
+	if (!*s || *s == '-' || *s == '.')
+		return false;
+	for (; *s; s++) {
+		if (!isalnum((unsigned char)*s) && !strchr("-_.@/", *s))
+			return false;
+	}
+	return true;
+}
+
+/* A module the program imports is missing and nothing installed it yet:
+ * install it (under allow: the registry) before the next run. */
+static bool rule_install(struct fix_in *in, struct agent_artifact *out)
+{
+	bool is_py = strcmp(in->plan->language, "python") == 0;
+	char *top;
+	const char *pkg;
+
+	if (strcmp(in->d->category, "import") != 0 || !in->subject || in->cur->install_command ||
+	    strncmp(in->d->signature, "import:install:", 15) == 0 || !plain_name(in->subject))
+		return false;
+	/* "a.b" imports come from package a; node's "./x" is a file, not a package */
+	top = hutch_xstrndup(in->subject, strcspn(in->subject, is_py ? "." : "/"));
+	pkg = is_py ? pip_name(top) : top;
+	if (!is_py && (in->subject[0] == '.' || in->subject[0] == '/')) {
+		free(top);
+		return false;
+	}
+	agent_artifact_copy(out, in->cur);
+	out->install_command =
+		is_py ? hutch_xasprintf("python3 -m pip install --user --break-system-packages "
+					"--no-input --disable-pip-version-check --retries 0 "
+					"--timeout 10 %s",
+					pkg)
+		      : hutch_xasprintf("npm install --no-audit --no-fund --fetch-retries 0 "
+					"--fetch-timeout 10000 %s",
+					pkg);
+	in->d->fix = hutch_xasprintf("install '%s' in an install step (network: the registry "
+				     "only), then run again",
+				     pkg);
+	free(top);
 	return true;
 }
 
@@ -301,9 +364,13 @@ struct rule {
 };
 
 static const struct rule rules[] = {
-	{"stdlib_alternative", rule_stdlib}, {"memoize", rule_memo},
-	{"add_import", rule_add_import},     {"print_function", rule_print},
-	{"expand_tabs", rule_tabs},	     {NULL, NULL},
+	{"stdlib_alternative", rule_stdlib},
+	{"install_module", rule_install},
+	{"memoize", rule_memo},
+	{"add_import", rule_add_import},
+	{"print_function", rule_print},
+	{"expand_tabs", rule_tabs},
+	{NULL, NULL},
 };
 
 /* Why no rule applies, for the classes that have no fix by design. */
@@ -313,6 +380,9 @@ static const char *no_fix(const char *category)
 		return "none: the run step has no network by policy; give the data with --file";
 	if (strcmp(category, "timeout") == 0)
 		return "none known: a smaller input or a faster algorithm is needed";
+	if (strcmp(category, "import") == 0)
+		return "none: the module cannot be installed here, and no standard-library "
+		       "alternative is known for this program";
 	if (strcmp(category, "wrong_output") == 0)
 		return "none known: the template's output does not meet the plan";
 	return "none known for this error class in heuristic mode";

@@ -19,7 +19,7 @@ struct loop {
 	struct agent_ctx *c;
 	struct agent_plan plan;
 	struct agent_artifact art;
-	json_t *seen; /* every code run so far */
+	json_t *seen; /* every (code, install command) run so far */
 	json_t *output;
 	json_t *last_diagnosis;
 };
@@ -92,7 +92,7 @@ static bool execute(struct loop *l, json_t *attempt, json_t **install, json_t **
 	json_t *verdict;
 
 	json_object_set_new(attempt, "artifact", agent_artifact_to_json(&l->art));
-	json_array_append_new(l->seen, json_string(l->art.code));
+	json_array_append_new(l->seen, json_pack("[s, s?]", l->art.code, l->art.install_command));
 	*broke = agent_exec_artifact(c->exec, c->opt, &l->plan, &l->art, install, run, err) < 0;
 	json_object_set_new(attempt, "exec_ms", json_integer((json_int_t)ms_since(t0)));
 	json_object_set_new(attempt, "network", agent_exec_policies(c->exec));
@@ -122,14 +122,18 @@ static bool execute(struct loop *l, json_t *attempt, json_t **install, json_t **
 	return passed;
 }
 
-static bool seen_before(const struct loop *l, const char *code)
+/* A retry must change the code or what is installed for it. */
+static bool seen_before(const struct loop *l, const struct agent_artifact *a)
 {
 	json_t *e;
 	size_t i;
 
 	json_array_foreach(l->seen, i, e)
 	{
-		if (strcmp(json_string_value(e), code) == 0)
+		const char *inst = json_string_value(json_array_get(e, 1));
+		if (strcmp(json_string_value(json_array_get(e, 0)), a->code) == 0 &&
+		    (inst ? a->install_command && strcmp(inst, a->install_command) == 0
+			  : !a->install_command))
 			return true;
 	}
 	return false;
@@ -161,7 +165,7 @@ static bool debug(struct loop *l, json_t *attempt, const json_t *install, const 
 		rc = agent_debug_heuristic(&l->plan, &l->art, install, run, known, &d, &next);
 		free(known);
 	}
-	if (rc == 1 && seen_before(l, next.code)) {
+	if (rc == 1 && seen_before(l, &next)) {
 		free(d.fix);
 		d.fix = hutch_xstrdup("none: the only fix found reproduces code already run");
 		agent_artifact_release(&next);

@@ -476,7 +476,8 @@ int agent_plan_heuristic(const struct agent_options *opt, struct agent_plan *p,
 	choose_language(&w, p);
 	for (int i = 0; shapes[i] && !p->shape; i++)
 		shapes[i](&w, p);
-	if (p->shape)
+	/* a given program imports what it imports: the debugger installs it */
+	if (p->shape && strcmp(p->shape, "run_file") != 0)
 		find_deps(&w, p);
 	free(lower);
 	if (!p->shape) {

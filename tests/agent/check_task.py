@@ -36,16 +36,18 @@ def problems(task, trace, stderr):
     for a in attempts:
         if a.get("run") and a.get("network", {}).get("run") != "none":
             out.append("attempt %d ran under %r, not none" % (a["attempt"], a.get("network")))
-    if task.get("install_policy") and attempts[0].get("network", {}).get("install") != task["install_policy"]:
-        out.append("install policy %r" % attempts[0].get("network"))
+    if task.get("install_policy"):
+        installs = [a.get("network", {}).get("install") for a in attempts if a.get("install")]
+        if not installs or any(p != task["install_policy"] for p in installs):
+            out.append("install steps ran under %r, not %r" % (installs, task["install_policy"]))
     if task.get("egress_denied"):
         denied = [e for a in attempts for e in ((a.get("run") or {}).get("egress") or [])
                   if e.get("verdict") == "denied"]
         if not denied:
             out.append("no denied egress in the trace")
-    codes = [a["artifact"]["code"] for a in attempts if a.get("artifact")]
-    if len(codes) != len(set(codes)):
-        out.append("a retry ran code identical to an earlier attempt")
+    runs = [(a["artifact"]["code"], a["artifact"]["install_command"]) for a in attempts if a.get("artifact")]
+    if len(runs) != len(set(runs)):
+        out.append("a retry ran the same code with the same install step as an earlier attempt")
     lines = [l for l in stderr.splitlines() if l.startswith("[pipeline")]
     if not lines or not all(LOG_LINE.match(l) for l in lines):
         out.append("progress lines do not follow [pipeline ID] [Role] [attempt n/N]: %r" % lines[:3])

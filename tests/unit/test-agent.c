@@ -173,6 +173,35 @@ static void test_agent_debugger_rules(void)
 		   NULL, NULL);
 }
 
+static void test_agent_debugger_installs_a_missing_module(void)
+{
+	struct agent_plan p = {0};
+	struct agent_artifact cur = {0};
+	struct agent_artifact out;
+	struct agent_diagnosis d = {0};
+	json_t *run = result("error", 1, "", "ModuleNotFoundError: No module named 'yaml'\n");
+
+	snprintf(p.language, sizeof(p.language), "python");
+	p.shape = strdup("run_file");
+	p.params = json_object();
+	p.dependencies = json_array();
+	cur.filename = strdup("main.py");
+	cur.code = strdup("import yaml\n");
+	cur.run_command = strdup("python3 main.py");
+	cur.variant = json_object();
+	ASSERT_EQ(agent_debug_heuristic(&p, &cur, NULL, run, NULL, &d, &out), 1);
+	ASSERT_STREQ(d.rule, "install_module");
+	ASSERT_STREQ(d.signature, "import:yaml");
+	ASSERT_CONTAINS(out.install_command, "pip install");
+	ASSERT_CONTAINS(out.install_command, " pyyaml");
+	ASSERT_STREQ(out.code, cur.code);
+	agent_artifact_release(&out);
+	agent_diagnosis_release(&d);
+	agent_artifact_release(&cur);
+	agent_plan_release(&p);
+	json_decref(run);
+}
+
 static void test_agent_artifact_json_is_checked(void)
 {
 	struct agent_artifact a;
@@ -218,6 +247,7 @@ static const struct tap_case cases[] = {
 	TAP_CASE(test_agent_planner_ordinals_are_not_numbers),
 	TAP_CASE(test_agent_verifier),
 	TAP_CASE(test_agent_debugger_rules),
+	TAP_CASE(test_agent_debugger_installs_a_missing_module),
 	TAP_CASE(test_agent_artifact_json_is_checked),
 	TAP_CASE(test_agent_diagnosis_json_categories),
 	TAP_END,
