@@ -1,8 +1,10 @@
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "cli/cli.h"
@@ -87,6 +89,11 @@ static int parse(int argc, char **argv, struct cli *c)
 		case 'f':
 			if (c->opt.nfiles == MAX_FILES)
 				return bad("too many --file options", NULL);
+			if (access(optarg, R_OK) < 0) {
+				fprintf(stderr, "hutch agent: --file '%s': %s\n", optarg,
+					strerror(errno));
+				return HUTCH_EXIT_SANDBOX;
+			}
 			c->files[c->opt.nfiles++] = optarg;
 			break;
 		case 'n':
@@ -219,9 +226,16 @@ static int report(const json_t *trace, bool json)
 	bool ok = strcmp(agent_jstr(trace, "status") ?: "", "success") == 0;
 	const json_t *d = json_object_get(trace, "last_diagnosis");
 
+	/* hutch failed (no sandbox), not the task: never blamed on the code */
+	const char *broke = agent_jstr(trace, "error");
+
 	if (json) {
 		print_json(trace);
-		return ok ? 0 : 1;
+		return ok ? 0 : broke ? HUTCH_EXIT_SANDBOX : 1;
+	}
+	if (broke) {
+		fprintf(stderr, "hutch agent: sandbox error: %s\n", broke);
+		return HUTCH_EXIT_SANDBOX;
 	}
 	if (ok) {
 		fputs(agent_jstr(trace, "output") ?: "", stdout);

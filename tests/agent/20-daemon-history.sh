@@ -5,7 +5,7 @@
 # rule that fixed it) and `hutch agent history` / `stats`.
 . "$(dirname "$0")/../sessions/session-lib.bash"
 need_root
-plan 15
+plan 17
 start_session_daemon
 export HUTCH_STATE_DIR=$SESS_DIR/agent-state
 DATA=$ROOT/tests/agent/data
@@ -27,6 +27,13 @@ hutch agent "write a web server that serves cats" >/dev/null 2>"$SESS_DIR/err" |
 is "$rc" "1" "an impossible task exits 1"
 like "$(cat "$SESS_DIR/err")" "failed after 0 attempt\(s\): unknown: no template fits" "and says why"
 
+rc=0
+hutch agent --file "$SESS_DIR/no-such.csv" "summarize no-such.csv" >/dev/null 2>&1 || rc=$?
+is "$rc" "125" "a missing --file is hutch's usage error (125), not a failed task"
+rc=0
+hutch agent --max-attempts 0 "factorial of 5" >/dev/null 2>&1 || rc=$?
+is "$rc" "125" "so is --max-attempts 0"
+
 # the first time, the debugger finds the fix by its rules; the second time
 # the history names the rule that fixed this signature
 hutch agent --json --file "$DATA/legacy.py" "run legacy.py" >"$SESS_DIR/t1" 2>/dev/null || true
@@ -43,7 +50,7 @@ id=$(jget pipeline_id <"$SESS_DIR/t2")
 is "$(hutch agent history "$id" | jget status)" "success" "agent history ID shows one run's trace"
 
 stats=$(hutch agent stats)
-like "$stats" "pipelines: 5" "agent stats counts pipelines"
+like "$stats" "pipelines: 5" "agent stats counts pipelines (refused usage is no pipeline)"
 like "$stats" "syntax +2 \(fixed 2\)" "and error categories with how often they were fixed"
 
 done_testing
