@@ -6,7 +6,6 @@
 # out), distinct code per retry and the progress line format. Ends with the
 # success rate and the mean attempts per success.
 . "$(dirname "$0")/../lib.sh"
-need_root
 
 DIR=$(mktemp -d /tmp/hutch-agent-test.XXXXXX)
 at_exit 'rm -rf "$DIR"'

@@ -4,7 +4,6 @@
 # (the debugger consults it first: a failure seen before is fixed by the
 # rule that fixed it) and `hutch agent history` / `stats`.
 . "$(dirname "$0")/../sessions/session-lib.bash"
-need_root
 plan 17
 start_session_daemon
 export HUTCH_STATE_DIR=$SESS_DIR/agent-state

@@ -5,7 +5,6 @@
 # debug loop; the API key reaches the server's Authorization header and
 # nothing else: no sandbox environment, log line or trace.
 . "$(dirname "$0")/../lib.sh"
-need_root
 plan 24
 
 DIR=$(mktemp -d /tmp/hutch-agent-llm.XXXXXX)
