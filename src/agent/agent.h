@@ -147,6 +147,10 @@ json_t *agent_exec_policies(const struct agent_exec *x);
 
 void agent_log(const struct agent_ctx *c, const char *role, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A step under way: on a terminal, a line the next log line replaces;
+ * nothing otherwise. */
+void agent_progress(const struct agent_ctx *c, const char *role, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 json_t *agent_trace_new(const char *id, const struct agent_options *opt, const char *mode);
 void agent_trace_step(struct agent_ctx *c, const char *role, json_t *step);
 void agent_trace_finish(struct agent_ctx *c, const char *status, uint64_t started_us);
@@ -165,6 +169,8 @@ json_t *agent_history_stats(struct agent_history *h);
 
 struct agent_llm *agent_llm_open(const struct agent_options *opt, struct hutch_err *err);
 void agent_llm_close(struct agent_llm *l);
+/* The model a role uses. */
+const char *agent_llm_model(const struct agent_llm *l, const char *role);
 /* One structured chat completion for role: the parsed JSON object the
  * model returned (caller decrefs); usage (tokens, cost, retries) lands in
  * *usage (caller decrefs). NULL with err. */

@@ -230,6 +230,11 @@ static int role_index(const char *role)
 	return 0;
 }
 
+const char *agent_llm_model(const struct agent_llm *l, const char *role)
+{
+	return l->model[role_index(role)];
+}
+
 json_t *agent_llm_chat(struct agent_llm *l, const char *role, const char *system, const char *user,
 		       const char *schema_name, const json_t *schema, json_t **usage,
 		       struct hutch_err *err)

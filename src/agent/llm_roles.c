@@ -91,7 +91,7 @@ static json_t *ask(struct agent_ctx *c, const char *role, const char *user, cons
 	json_t *out;
 	json_t *calls = json_object_get(step, "llm");
 
-	agent_log(c, role, "asking %s", name);
+	agent_progress(c, role, "asking %s for %s", agent_llm_model(c->llm, role), name);
 	out = agent_llm_chat(c->llm, role, system_prompt, user, name, schema, &usage, err);
 	json_decref(schema);
 	if (!calls) {

@@ -93,6 +93,8 @@ static bool execute(struct loop *l, json_t *attempt, json_t **install, json_t **
 
 	json_object_set_new(attempt, "artifact", agent_artifact_to_json(&l->art));
 	json_array_append_new(l->seen, json_pack("[s, s?]", l->art.code, l->art.install_command));
+	agent_progress(c, "Executor", "%s%s", l->art.install_command ? "installing, then " : "",
+		       l->art.run_command);
 	*broke = agent_exec_artifact(c->exec, c->opt, &l->plan, &l->art, install, run, err) < 0;
 	json_object_set_new(attempt, "exec_ms", json_integer((json_int_t)ms_since(t0)));
 	json_object_set_new(attempt, "network", agent_exec_policies(c->exec));

@@ -16,18 +16,44 @@
  * it lives only in llm.c's request headers.
  */
 
+/* On a terminal, a step under way shows as a line the next one replaces. */
+static bool pending;
+
+static void emit(const struct agent_ctx *c, const char *role, bool live, const char *fmt,
+		 va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	if (pending)
+		fputs("\r\033[K", stderr);
+	fprintf(stderr, "[pipeline %s] [%s] [attempt %d/%d] %s%s", c->id, role, c->attempt,
+		c->opt->max_attempts, line, live ? " ..." : "\n");
+	pending = live;
+}
+
 void agent_log(const struct agent_ctx *c, const char *role, const char *fmt, ...)
 {
 	va_list ap;
-	char line[1024];
 
 	if (c->opt->quiet)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	emit(c, role, false, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "[pipeline %s] [%s] [attempt %d/%d] %s\n", c->id, role, c->attempt,
-		c->opt->max_attempts, line);
+}
+
+void agent_progress(const struct agent_ctx *c, const char *role, const char *fmt, ...)
+{
+	va_list ap;
+
+	/* plain lines when not a terminal: logs and pipes get results only */
+	if (c->opt->quiet || !isatty(STDERR_FILENO))
+		return;
+	va_start(ap, fmt);
+	emit(c, role, true, fmt, ap);
+	va_end(ap);
+	fflush(stderr);
 }
 
 static void iso_now(char *out, size_t size)
