@@ -110,11 +110,48 @@ static json_t *ask(struct agent_ctx *c, const char *role, const char *user, cons
 	return out;
 }
 
+static int parse_plan(void *out, const json_t *o, struct hutch_err *err)
+{
+	return agent_plan_from_json(out, o, err);
+}
+
+static int parse_artifact(void *out, const json_t *o, struct hutch_err *err)
+{
+	return agent_artifact_from_json(out, o, err);
+}
+
+/* ask, then parse the reply into out; a reply that does not fit (a field
+ * missing, a bad file name) is asked for once more, saying what was wrong. */
+static int ask_parsed(struct agent_ctx *c, const char *role, const char *user, const char *name,
+		      json_t *(*schema)(void), json_t *step,
+		      int (*parse)(void *, const json_t *, struct hutch_err *), void *out,
+		      struct hutch_err *err)
+{
+	char *prompt = hutch_xstrdup(user);
+	int rc = -1;
+
+	for (int i = 0; i < 2 && rc < 0; i++) {
+		json_t *o = ask(c, role, prompt, name, schema(), step, err);
+		if (!o)
+			break;
+		rc = parse(out, o, err);
+		json_decref(o);
+		if (rc == 0)
+			break;
+		agent_log(c, role, "the reply does not fit %s: %s", name, err->msg);
+		free(prompt);
+		prompt = hutch_xasprintf("%sYour previous reply was rejected: %s. Reply again with "
+					 "every field of the schema.\n",
+					 user, err->msg);
+	}
+	free(prompt);
+	return rc;
+}
+
 int agent_plan_llm(struct agent_ctx *c, struct agent_plan *plan, json_t *step,
 		   struct hutch_err *err)
 {
 	struct hutch_buf b = HUTCH_BUF_INIT;
-	json_t *o;
 	int rc;
 
 	hutch_buf_printf(&b,
@@ -130,12 +167,9 @@ int agent_plan_llm(struct agent_ctx *c, struct agent_plan *plan, json_t *step,
 		hutch_buf_printf(&b, " %s", base ? base + 1 : c->opt->files[i]);
 	}
 	hutch_buf_printf(&b, "\nTask: %s\n", c->opt->task);
-	o = ask(c, "Planner", b.data, "execution_plan", plan_schema(), step, err);
+	rc = ask_parsed(c, "Planner", b.data, "execution_plan", plan_schema, step, parse_plan, plan,
+			err);
 	hutch_buf_release(&b);
-	if (!o)
-		return -1;
-	rc = agent_plan_from_json(plan, o, err);
-	json_decref(o);
 	if (rc == 0)
 		plan->task = hutch_xstrdup(c->opt->task);
 	return rc;
@@ -147,7 +181,6 @@ int agent_code_llm(struct agent_ctx *c, const struct agent_plan *plan, struct ag
 	json_t *pj = agent_plan_to_json(plan);
 	char *text;
 	char *user;
-	json_t *o;
 	int rc;
 
 	json_object_del(pj, "task"); /* the coder works from the plan */
@@ -159,12 +192,9 @@ int agent_code_llm(struct agent_ctx *c, const struct agent_plan *plan, struct ag
 			       "plan's dependencies must be installed.\nPlan:\n%s\n",
 			       text);
 	free(text);
-	o = ask(c, "Coder", user, "code_artifact", artifact_schema(), step, err);
+	rc = ask_parsed(c, "Coder", user, "code_artifact", artifact_schema, step, parse_artifact,
+			out, err);
 	free(user);
-	if (!o)
-		return -1;
-	rc = agent_artifact_from_json(out, o, err);
-	json_decref(o);
 	return rc;
 }
 

@@ -20,6 +20,8 @@
 static bool pending;
 
 static void emit(const struct agent_ctx *c, const char *role, bool live, const char *fmt,
+		 va_list ap) __attribute__((format(printf, 4, 0)));
+static void emit(const struct agent_ctx *c, const char *role, bool live, const char *fmt,
 		 va_list ap)
 {
 	char line[1024];

@@ -5,7 +5,7 @@
 # debug loop; the API key reaches the server's Authorization header and
 # nothing else: no sandbox environment, log line or trace.
 . "$(dirname "$0")/../lib.sh"
-plan 24
+plan 26
 
 DIR=$(mktemp -d /tmp/hutch-agent-llm.XXXXXX)
 FAKE_PID=
@@ -77,6 +77,12 @@ scenario partial "[{\"content\": \"{\\\"language\\\": \\\"python\\\", \\\"depend
 agent partial "print the 20th Fibonacci number"
 is "$(py 't["status"], len(r)' partial)" "('success', 3)" "a partial JSON reply is retried, then the pipeline succeeds"
 is "$(py 't["plan_step"]["llm"][0]["retries"]' partial)" "1" "and the retry is counted"
+
+# a reply that is JSON but misses a field is asked for again, saying what was wrong
+scenario field "[{\"content\": {\"dependencies\": []}}, {\"content\": $PLAN_FIB}, {\"content\": $CODE_FIB}]"
+agent field "print the 20th Fibonacci number"
+is "$(py 't["status"], len(r)' field)" "('success', 3)" "a plan missing a field is asked for once more"
+like "$(py 'r[1]["body"]["messages"][1]["content"]' field)" "rejected: field 'language' is missing" "with the reason"
 
 # 3. 429, then success (with backoff)
 scenario busy "[{\"status\": 429}, {\"status\": 503}, {\"content\": $PLAN_FIB}, {\"content\": $CODE_FIB}]"
