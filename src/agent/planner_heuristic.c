@@ -147,6 +147,23 @@ static void find_deps(const struct words *w, struct agent_plan *p)
 	}
 }
 
+/* kw as a word of the task (a plural allowed): "sum" is not in "summary",
+ * nor "mode" in "model". */
+static bool has_word(const struct words *w, const char *kw)
+{
+	size_t n = strlen(kw);
+
+	for (const char *p = strstr(w->lower, kw); p; p = strstr(p + 1, kw)) {
+		const char *end = p + n;
+		if (*end == 's')
+			end++;
+		if ((p == w->lower || !isalpha((unsigned char)p[-1])) &&
+		    !isalpha((unsigned char)*end))
+			return true;
+	}
+	return false;
+}
+
 /* --- the shapes --- */
 
 static bool plan_stats(const struct words *w, struct agent_plan *p)
@@ -172,7 +189,7 @@ static bool plan_stats(const struct words *w, struct agent_plan *p)
 	json_t *nums = numbers_of(w->orig);
 
 	for (int i = 0; names[i][0]; i++) {
-		if (!has(w, names[i][0]))
+		if (!has_word(w, names[i][0]))
 			continue;
 		bool dup = false;
 		json_t *e;
@@ -240,10 +257,10 @@ static bool plan_factorial(const struct words *w, struct agent_plan *p)
 static bool plan_primes(const struct words *w, struct agent_plan *p)
 {
 	long n = first_int(w->orig);
-	const char *mode = has(w, "sum")     ? "sum"
-			   : has(w, "first") ? "first"
-			   : has(w, "is ")   ? "is"
-					     : "below";
+	const char *mode = has_word(w, "sum") ? "sum"
+			   : has(w, "first")  ? "first"
+			   : has(w, "is ")    ? "is"
+					      : "below";
 	struct hutch_buf b = HUTCH_BUF_INIT;
 
 	if (!has(w, "prime") || n < 0 || n > PRIME_LIMIT)

@@ -95,6 +95,17 @@ static void test_agent_planner_ordinals_are_not_numbers(void)
 	agent_plan_release(&p);
 }
 
+static void test_agent_planner_whole_words(void)
+{
+	struct agent_options o = options("the sum and the model average of 1 2 3 in summary", NULL);
+	struct agent_plan p;
+	struct hutch_err err;
+
+	ASSERT_OK(agent_plan_heuristic(&o, &p, &err));
+	ASSERT_STREQ(p.expected_output, "mean: 2.00\nsum: 6.00");
+	agent_plan_release(&p);
+}
+
 static void test_agent_verifier(void)
 {
 	struct agent_options o = options("print the 10th Fibonacci number", NULL);
@@ -245,6 +256,7 @@ static const struct tap_case cases[] = {
 	TAP_CASE(test_agent_planner_shapes),
 	TAP_CASE(test_agent_planner_refuses_unknown),
 	TAP_CASE(test_agent_planner_ordinals_are_not_numbers),
+	TAP_CASE(test_agent_planner_whole_words),
 	TAP_CASE(test_agent_verifier),
 	TAP_CASE(test_agent_debugger_rules),
 	TAP_CASE(test_agent_debugger_installs_a_missing_module),
