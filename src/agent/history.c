@@ -227,6 +227,25 @@ json_t *agent_history_show(struct agent_history *h, const char *id)
 	return trace;
 }
 
+/* The execution time distribution: pipelines' total_ms at p50 and p90. */
+static void add_percentiles(struct agent_history *h, json_t *s)
+{
+	json_t *all = rows(h, "SELECT total_ms FROM pipelines ORDER BY total_ms", NULL, 0);
+	size_t n = json_array_size(all);
+	static const struct {
+		const char *key;
+		unsigned pct;
+	} at[] = {{"p50_ms", 50}, {"p90_ms", 90}};
+
+	for (size_t i = 0; i < 2; i++) {
+		/* nearest rank */
+		size_t k = n ? (n * at[i].pct + 99) / 100 : 0;
+		json_t *row = json_array_get(all, k ? k - 1 : 0);
+		json_object_set(s, at[i].key, row ? json_object_get(row, "total_ms") : json_null());
+	}
+	json_decref(all);
+}
+
 json_t *agent_history_stats(struct agent_history *h)
 {
 	json_t *tot =
@@ -249,6 +268,7 @@ json_t *agent_history_stats(struct agent_history *h)
 
 	json_decref(tot);
 	json_object_set_new(s, "success_rate", json_real(n ? (double)ok / (double)n : 0.0));
+	add_percentiles(h, s);
 	json_object_set_new(s, "error_categories", cats);
 	json_object_set_new(s, "fixes", fixes);
 	return s;

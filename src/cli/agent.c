@@ -203,12 +203,15 @@ static int cmd_stats(struct cli *c)
 		return 0;
 	}
 	printf("pipelines: %lld\nsuccess rate: %.1f%%\nattempts per success: %.2f\n"
-	       "time per pipeline (ms): min %lld, mean %.0f, max %lld\nerror categories:\n",
+	       "time per pipeline (ms): min %lld, p50 %lld, mean %.0f, p90 %lld, max %lld\n"
+	       "error categories:\n",
 	       (long long)json_integer_value(json_object_get(s, "pipelines")),
 	       100.0 * json_number_value(json_object_get(s, "success_rate")),
 	       json_number_value(json_object_get(s, "attempts_per_success")),
 	       (long long)json_integer_value(json_object_get(s, "min_ms")),
+	       (long long)json_integer_value(json_object_get(s, "p50_ms")),
 	       json_number_value(json_object_get(s, "mean_ms")),
+	       (long long)json_integer_value(json_object_get(s, "p90_ms")),
 	       (long long)json_integer_value(json_object_get(s, "max_ms")));
 	json_array_foreach(json_object_get(s, "error_categories"), i, e)
 	{
