@@ -4,7 +4,7 @@
 # (the debugger consults it first: a failure seen before is fixed by the
 # rule that fixed it) and `hutch agent history` / `stats`.
 . "$(dirname "$0")/../sessions/session-lib.bash"
-plan 17
+plan 19
 start_session_daemon
 export HUTCH_STATE_DIR=$SESS_DIR/agent-state
 DATA=$ROOT/tests/agent/data
@@ -43,13 +43,23 @@ is "$first" "False" "a first failure is fixed by the debugger's rules"
 is "$second" "True" "the same failure again is fixed from the history"
 like "$(cat "$SESS_DIR/err")" "\[Debugger\] \[attempt 1/3\] history: this error was fixed [0-9]+ time\(s\) by rule print_function" "and the log says so"
 
+# two pipelines at once in their own processes (no daemon): each keeps
+# its own sessions, the shared history takes both
+(HUTCH_SOCKET=/nonexistent hutch agent -q "factorial of 20" >"$SESS_DIR/c1" 2>&1) &
+p1=$!
+(HUTCH_SOCKET=/nonexistent hutch agent -q --lang node "the first 8 primes" >"$SESS_DIR/c2" 2>&1) &
+p2=$!
+wait "$p1" "$p2" # not a bare wait: the session daemon runs in the background too
+is "$(cat "$SESS_DIR/c1")" "2432902008176640000" "concurrent in-process pipelines: the first"
+is "$(cat "$SESS_DIR/c2")" "2 3 5 7 11 13 17 19" "and the second"
+
 list=$(hutch agent history)
 like "$list" "pipe_[0-9a-f]+ .* success +2 attempt\(s\) .* run legacy.py" "agent history lists runs"
 id=$(jget pipeline_id <"$SESS_DIR/t2")
 is "$(hutch agent history "$id" | jget status)" "success" "agent history ID shows one run's trace"
 
 stats=$(hutch agent stats)
-like "$stats" "pipelines: 5" "agent stats counts pipelines (refused usage is no pipeline)"
+like "$stats" "pipelines: 7" "agent stats counts pipelines (refused usage is no pipeline)"
 like "$stats" "syntax +2 \(fixed 2\)" "and error categories with how often they were fixed"
 
 done_testing
