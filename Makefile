@@ -7,9 +7,9 @@
 #   make lint | format | fuzz | fuzz-smoke | bench | clean
 
 CC ?= cc
-PKGS := libseccomp jansson libarchive libmicrohttpd nettle
+PKGS := libseccomp jansson libarchive libmicrohttpd nettle libcurl sqlite3
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson -larchive -lmicrohttpd -lnettle)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lseccomp -ljansson -larchive -lmicrohttpd -lnettle -lcurl -lsqlite3)
 
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
 	-Wformat-nonliteral -Wimplicit-fallthrough -Wswitch-enum -Wundef -Wvla -Wpointer-arith \
@@ -40,7 +40,8 @@ endif
 GCC_ONLY = $(if $(findstring clang,$(CC)),,-Wno-format-truncation)
 ALL_CFLAGS = $(BASE_CFLAGS) $(GCC_ONLY) $(HARDEN) $(CFLAGS)
 
-LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c src/session/*.c src/api/*.c)
+LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c src/session/*.c src/api/*.c \
+	src/agent/*.c)
 CLI_SRC := $(wildcard src/cli/*.c)
 # The zygote embeds CPython: only it links libpython (python3-embed).
 ZYGOTE_SRC := $(wildcard src/zygote/*.c)

@@ -15,6 +15,7 @@ int hutch_fuzz_sni(const uint8_t *data, size_t size);
 int hutch_fuzz_proxy_request(const uint8_t *data, size_t size);
 int hutch_fuzz_mcp_message(const uint8_t *data, size_t size);
 int hutch_fuzz_http_request(const uint8_t *data, size_t size);
+int hutch_fuzz_agent_message(const uint8_t *data, size_t size);
 
 #ifdef HUTCH_FUZZ_MAIN
 int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n);

@@ -37,6 +37,7 @@ pass "sessions" run_prove tests/sessions/[0-9]*.sh
 pass "MCP server (the TypeScript SDK client and raw JSON-RPC)" run_prove tests/mcp/[0-9]*.sh
 pass "network policies (a fake internet in a namespace)" run_prove tests/net/[0-9]*.sh
 pass "HTTP API (hutch serve)" run_prove tests/service/[0-9]*.sh
+pass "agent (task set, daemon and history, LLM mode against a fake server)" run_prove tests/agent/[0-9]*.sh
 user=$(test_user || true)
 core=(tests/integration/00-basics-run.sh tests/integration/10-ns-isolation.sh
 	tests/integration/20-mount-fs.sh tests/integration/40-limits.sh)
@@ -71,6 +72,8 @@ pass "integration, ASan+UBSan, fast path" env HUTCH_BUILD=build/san HUTCH_TEST_P
 
 pass "sessions, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/sessions/[0-9]*.sh
+pass "agent, ASan+UBSan" env HUTCH_BUILD=build/san \
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/agent/[0-9]*.sh
 pass "network policies, ASan+UBSan" env HUTCH_BUILD=build/san \
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 prove -v --timer tests/net/[0-9]*.sh
 pass "MCP server, ASan+UBSan" env HUTCH_BUILD=build/san \

@@ -32,3 +32,11 @@ t0=$(date +%s%N)
 for _ in $(seq 20); do $H run -- /bin/true; done
 t1=$(date +%s%N)
 echo "$(((t1 - t0) / 20000000)) ms per cold run"
+AGENT_STATE=$(mktemp -d /tmp/hutch-demo-agent.XXXXXX)
+trap 'rm -rf "$AGENT_STATE"' EXIT
+step "$H agent --file tests/agent/data/legacy.py 'run legacy.py'   (an English task; a visible debug retry)"
+HUTCH_STATE_DIR=$AGENT_STATE $H agent --file tests/agent/data/legacy.py "run legacy.py"
+echo "[exit $?]"
+step "$H agent 'print a table of the squares of 1 to 5 using tabulate'   (no PyPI here: the stdlib instead)"
+HUTCH_STATE_DIR=$AGENT_STATE $H agent "print a table of the squares of 1 to 5 using tabulate"
+echo "[exit $?]"

@@ -7,6 +7,8 @@ packages=(
 	build-essential pkg-config libseccomp-dev libjansson-dev libpython3-dev libarchive-dev
 	# hutch serve: HTTP (libmicrohttpd), SHA-256 of API keys (nettle)
 	libmicrohttpd-dev nettle-dev
+	# the agent: LLM mode over libcurl, the execution history in SQLite
+	libcurl4-openssl-dev libsqlite3-dev
 	e2fsprogs
 	# network policy tests: a fake internet (TLS server, clients in the sandbox)
 	curl openssl ca-certificates

@@ -15,6 +15,7 @@ int hutch_cmd_keys(int argc, char **argv);
 /* The daemon's options and main loop; http adds the HTTP listener (serve). */
 struct hutch_http_opts;
 int hutch_cli_daemon(int argc, char **argv, const struct hutch_http_opts *http);
+int hutch_cmd_agent(int argc, char **argv);
 
 /* Read a whole file ("-" for stdin) into memory, at most max bytes. Regular
  * files, pipes and terminals only. Returns -1 with err filled. */

@@ -17,6 +17,7 @@ static const char usage[] = "usage: hutch <command> [options]\n"
 			    "  serve      the daemon plus the HTTP API\n"
 			    "  keys       API keys of the HTTP API: add, list, revoke\n"
 			    "  mcp        the MCP server for agents (stdio)\n"
+			    "  agent      a task in English -> planned, coded, run, verified\n"
 			    "\n"
 			    "options:\n"
 			    "  -h, --help     show this help (also: hutch run --help)\n"
@@ -58,6 +59,8 @@ int main(int argc, char **argv)
 		return hutch_cmd_session(argc - 1, argv + 1);
 	if (strcmp(argv[1], "mcp") == 0)
 		return hutch_cmd_mcp(argc - 1, argv + 1);
+	if (strcmp(argv[1], "agent") == 0)
+		return hutch_cmd_agent(argc - 1, argv + 1);
 	fprintf(stderr, "hutch: unknown command '%s'\n%s", argv[1], usage);
 	return HUTCH_EXIT_SANDBOX;
 }

@@ -1,0 +1,2 @@
+from tabulate import tabulate
+print(tabulate([[1, 2]]))
