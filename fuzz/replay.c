@@ -32,8 +32,7 @@ static const struct target targets[] = {
 	{"exec-request", hutch_fuzz_exec_request},   {"path", hutch_fuzz_path},
 	{"errparse", hutch_fuzz_errparse},	     {"sni", hutch_fuzz_sni},
 	{"proxy-request", hutch_fuzz_proxy_request}, {"mcp-message", hutch_fuzz_mcp_message},
-	{"http-request", hutch_fuzz_http_request},
-	{"agent-message", hutch_fuzz_agent_message},
+	{"http-request", hutch_fuzz_http_request},   {"agent-message", hutch_fuzz_agent_message},
 };
 
 #define NTARGETS (sizeof(targets) / sizeof(targets[0]))

@@ -17,6 +17,8 @@ packages=(
 	clang clang-format clang-tidy cppcheck libclang-rt-14-dev
 	shellcheck perl iproute2 procps util-linux python3 nodejs
 	bubblewrap
+	# bench/http-load.sh: HTTP load on hutch serve
+	wrk
 	# session kernels: rich outputs (DataFrames, figures) in the tests and the demo
 	python3-numpy python3-pandas python3-matplotlib python3-pytest
 )

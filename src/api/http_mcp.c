@@ -89,10 +89,10 @@ static int take_exec(struct hutch_http_req *r, struct hutch_err *err)
 	unsigned retry = 0;
 
 	if (hutch_quota_take_exec(r->h->quota, r->caller.key, &r->caller.limits, &retry) < 0)
-		return hutch_err_setx(err, EAGAIN,
-				      "key '%s' is over its %llu executions per minute (retry in %u s)",
-				      r->caller.key,
-				      (unsigned long long)r->caller.limits.rate_per_min, retry);
+		return hutch_err_setx(
+			err, EAGAIN,
+			"key '%s' is over its %llu executions per minute (retry in %u s)",
+			r->caller.key, (unsigned long long)r->caller.limits.rate_per_min, retry);
 	return 0;
 }
 
@@ -218,8 +218,8 @@ enum MHD_Result hutch_http_mcp(struct hutch_http_req *r, const char *body, size_
 	}
 	rc = MHD_queue_response(r->conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
-	struct hutch_reqlog log = {r->id,	   r->method, "/mcp", status, r->caller.key, "",
-				   NULL,	   r->started_us, NULL};
+	struct hutch_reqlog log = {r->id, r->method, "/mcp",	    status, r->caller.key,
+				   "",	  NULL,	     r->started_us, NULL};
 	hutch_reqlog_write(&log);
 	return rc;
 }
