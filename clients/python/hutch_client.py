@@ -102,7 +102,7 @@ class _Client:
             self._raise(resp, out)
         return out if raw else json.loads(out)
 
-    def stream(self, path, body, on_stdout=None, on_stderr=None):
+    def stream(self, path, body, on_stdout=None, on_stderr=None, on_step=None):
         """POST with Accept: text/event-stream; calls on_stdout/on_stderr with each chunk
         (str) as it arrives and returns the final result (the `result` event)."""
         headers = self._headers({"Accept": "text/event-stream", "Content-Type": "application/json"})
@@ -112,12 +112,12 @@ class _Client:
             resp = conn.getresponse()
             if resp.status >= 400:
                 self._raise(resp, resp.read())
-            return self._events(resp, on_stdout, on_stderr)
+            return self._events(resp, on_stdout, on_stderr, on_step)
         finally:
             conn.close()
 
     @staticmethod
-    def _events(resp, on_stdout, on_stderr):
+    def _events(resp, on_stdout, on_stderr, on_step=None):
         event, data = None, []
         for raw in resp:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
@@ -133,9 +133,13 @@ class _Client:
                     if isinstance(payload.get("error"), dict) and "code" in payload["error"]:
                         raise HutchError(500, payload["error"]["code"], payload["error"]["message"])
                     return payload
-                cb = on_stdout if event == "stdout" else on_stderr
-                if cb:
-                    cb(payload.get("data", ""))
+                if event == "step":  # an agent step: the object itself
+                    if on_step:
+                        on_step(payload)
+                else:
+                    cb = on_stdout if event == "stdout" else on_stderr
+                    if cb:
+                        cb(payload.get("data", ""))
                 event, data = None, []
         raise HutchError(502, "EPIPE", "the stream ended without a result")
 
@@ -380,3 +384,16 @@ def run(code=None, language="python", *, argv=None, url=None, api_key=None, on_s
     if on_stdout or on_stderr:
         return ExecResult(client.stream("/v1/run", body, on_stdout, on_stderr))
     return ExecResult(client.request("POST", "/v1/run", body))
+
+
+def agent(task, language="python", *, url=None, api_key=None, on_step=None, **fields):
+    """The agent (docs/agent.md): POST /v1/agent with a task in English. fields:
+    max_attempts, timeout_ms, install_timeout_ms, llm, model, coder_model.
+    on_step(step) is called with each step ({"role", "attempt", "message", ...})
+    as it happens. Returns the pipeline's trace (a dict; "status" is "success"
+    or "failed", "output" what the verified program printed)."""
+    client = _Client(url, api_key)
+    body = dict(fields, task=task, language=language)
+    if on_step:
+        return client.stream("/v1/agent", body, on_step=on_step)
+    return client.request("POST", "/v1/agent", body)

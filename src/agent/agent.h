@@ -80,6 +80,12 @@ struct agent_options {
 	const char *coder_model; /* --coder-model */
 	const char *state_dir;
 	bool quiet; /* no progress lines */
+	/* hutch serve: its own sessions manager (borrowed; else the daemon or
+	 * a manager of the pipeline's own), and each step as a JSON object
+	 * {"pipeline_id", "role", "attempt", "max_attempts", "message"} */
+	struct hutch_sessions *sessions;
+	void (*on_step)(void *ctx, const char *json, size_t len);
+	void *step_ctx;
 };
 
 struct agent_ctx {
@@ -95,6 +101,12 @@ struct agent_ctx {
 /* Run one pipeline. Returns the trace (caller decrefs), whose "status" is
  * "success" or "failed"; NULL with err only when hutch itself failed. */
 json_t *hutch_agent_run(const struct agent_options *opt, struct hutch_err *err);
+
+/* hutch serve's POST /v1/agent (service.c): the entry the CLI hands the
+ * daemon as hutch_daemon_opts.agent. */
+struct hutch_service;
+char *hutch_agent_serve(struct hutch_service *svc, const char *json,
+			const struct hutch_run_hooks *hooks);
 
 /* --- roles --- */
 
@@ -129,7 +141,7 @@ char *agent_oracle_stats(const json_t *numbers, const json_t *which);
 
 /* The daemon when reachable (frames J), else sessions in this process under
  * state_dir. */
-struct agent_exec *agent_exec_open(const char *state_dir, const char *pipeline_id,
+struct agent_exec *agent_exec_open(const struct agent_options *opt, const char *pipeline_id,
 				   struct hutch_err *err);
 void agent_exec_close(struct agent_exec *x);
 const char *agent_exec_mode(const struct agent_exec *x);

@@ -34,6 +34,7 @@ struct agent_exec {
 	bool has_proxy;
 	json_t *policies;
 	char own_dir[600]; /* in-process: this pipeline's own state directory */
+	bool borrowed;	   /* sessions is the caller's (hutch serve's) */
 };
 
 static const char *registry(const char *language)
@@ -42,15 +43,21 @@ static const char *registry(const char *language)
 					       : "allow:registry.npmjs.org";
 }
 
-struct agent_exec *agent_exec_open(const char *state_dir, const char *pipeline_id,
+struct agent_exec *agent_exec_open(const struct agent_options *opt, const char *pipeline_id,
 				   struct hutch_err *err)
 {
 	struct agent_exec *x = hutch_xcalloc(1, sizeof(*x));
+	const char *state_dir = opt->state_dir;
 	char dir[512];
 	int fd;
 
 	snprintf(x->pipeline, sizeof(x->pipeline), "%s", pipeline_id);
 	x->policies = json_object();
+	if (opt->sessions) { /* inside hutch serve: its own manager */
+		x->sessions = opt->sessions;
+		x->borrowed = true;
+		return x;
+	}
 	hutch_socket_path(NULL, x->sock, sizeof(x->sock));
 	fd = hutch_client_connect(x->sock);
 	if (fd >= 0) {
@@ -77,7 +84,7 @@ struct agent_exec *agent_exec_open(const char *state_dir, const char *pipeline_i
 
 const char *agent_exec_mode(const struct agent_exec *x)
 {
-	return x->is_daemon ? "daemon" : "in-process";
+	return x->is_daemon ? "daemon" : x->borrowed ? "service" : "in-process";
 }
 
 /* One operation: req is consumed; the reply, or NULL with err (also for a
@@ -139,7 +146,8 @@ void agent_exec_close(struct agent_exec *x)
 	if (!x)
 		return;
 	kill_session(x);
-	hutch_sessions_close(x->sessions);
+	if (!x->borrowed)
+		hutch_sessions_close(x->sessions);
 	if (x->own_dir[0]) {
 		char sub[620];
 		snprintf(sub, sizeof(sub), "%s/sessions", x->own_dir);

@@ -263,7 +263,7 @@ json_t *hutch_agent_run(const struct agent_options *opt, struct hutch_err *err)
 	if (make_plan(&l, err) < 0) {
 		l.last_diagnosis = json_pack("{s:s, s:s, s:s}", "category", "unknown", "root_cause",
 					     err->msg, "fix", "none: no plan, so no code was run");
-	} else if (!(c.exec = agent_exec_open(opt->state_dir, c.id, err))) {
+	} else if (!(c.exec = agent_exec_open(opt, c.id, err))) {
 		status = "error";
 	} else {
 		json_object_set_new(c.trace, "executor", json_string(agent_exec_mode(c.exec)));

@@ -1,5 +1,6 @@
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,10 +35,33 @@ static void emit(const struct agent_ctx *c, const char *role, bool live, const c
 	pending = live;
 }
 
+/* The step as an event for on_step (hutch serve streams it). */
+static void step_event(const struct agent_ctx *c, const char *role, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+static void step_event(const struct agent_ctx *c, const char *role, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	json_t *o =
+		json_pack("{s:s,s:s,s:i,s:i,s:s}", "pipeline_id", c->id, "role", role, "attempt",
+			  c->attempt, "max_attempts", c->opt->max_attempts, "message", line);
+	char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	if (text)
+		c->opt->on_step(c->opt->step_ctx, text, strlen(text));
+	free(text);
+	json_decref(o);
+}
+
 void agent_log(const struct agent_ctx *c, const char *role, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (c->opt->on_step) {
+		va_start(ap, fmt);
+		step_event(c, role, fmt, ap);
+		va_end(ap);
+	}
 	if (c->opt->quiet)
 		return;
 	va_start(ap, fmt);

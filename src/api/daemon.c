@@ -222,6 +222,8 @@ static void start_services(struct daemon *d, const struct hutch_daemon_opts *o)
 {
 	struct hutch_err err = {0, ""};
 
+	d->svc.state_dir = o->state_dir;
+	d->svc.agent = o->agent;
 	d->svc.pool = hutch_pool_start(o->preload, o->pool_min, o->pool_max, &err);
 	if (!d->svc.pool)
 		hutch_log(HUTCH_LOG_WARN, "no fast path (serving the cold path only): %s", err.msg);

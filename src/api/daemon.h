@@ -5,6 +5,7 @@
 #include "hutch.h"
 
 struct hutch_http_opts;
+struct hutch_service;
 
 struct hutch_daemon_opts {
 	const char *socket_path; /* resolved (see sockpath.h) */
@@ -15,6 +16,9 @@ struct hutch_daemon_opts {
 	void (*on_ready)(const char *socket_path);
 	/* `hutch serve`: also listen for HTTP (NULL: the unix socket only) */
 	const struct hutch_http_opts *http;
+	/* the agent's entry for POST /v1/agent (see service.h), or NULL */
+	char *(*agent)(struct hutch_service *svc, const char *json,
+		       const struct hutch_run_hooks *hooks);
 };
 
 /* Serve until SIGTERM, SIGINT or SIGHUP. Returns 0, or -1 with err. */

@@ -25,12 +25,26 @@ static const char fork_why[] =
 	"fork should; snapshot the session and restore the snapshot instead (files, not "
 	"process memory)";
 
+/* Metrics of a reply: an agent's trace, or an ExecResult (or op reply). */
+static void count(const struct hutch_route *route, json_t *reply)
+{
+	if (route->kind == HUTCH_ROUTE_AGENT)
+		hutch_metrics_agent(reply);
+	else
+		hutch_metrics_result(reply);
+}
+
 static char *call_service(struct hutch_http_req *r, const struct hutch_run_hooks *hooks)
 {
 	const char *op = r->call.op_json;
 
 	if (r->call.route->kind == HUTCH_ROUTE_RUN)
 		return hutch_service_run(r->h->svc, op, strlen(op), hooks);
+	if (r->call.route->kind == HUTCH_ROUTE_AGENT) {
+		struct hutch_err err = {ENOTSUP, "this server offers no agent"};
+		return r->h->svc->agent ? r->h->svc->agent(r->h->svc, op, hooks)
+					: hutch_service_error_json(&err);
+	}
 	return hutch_service_session(r->h->svc, op, strlen(op), hooks);
 }
 
@@ -131,7 +145,7 @@ static enum MHD_Result reply_with(struct hutch_http_req *r, char *text,
 		return hutch_http_error(r, 500, "EIO", "the daemon gave no reply");
 	if (!code) {
 		after_ok(r, reply, slot);
-		hutch_metrics_result(reply);
+		count(r->call.route, reply);
 		if (r->call.route->flags & HUTCH_ROUTE_RAW_OUT)
 			resp = raw_response(reply);
 	}
@@ -165,7 +179,7 @@ static void stream_done(void *ctx, const char *json)
 
 	/* a refusal is {"error": {"code"...}}; an ExecResult's "error" is the program's */
 	if (reply && !json_object_get(json_object_get(reply, "error"), "code"))
-		hutch_metrics_result(reply);
+		count(s->r.call.route, reply);
 	log_reply(&s->r, 200, reply);
 	json_decref(reply);
 }

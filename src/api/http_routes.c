@@ -25,6 +25,9 @@ const struct hutch_route hutch_routes[] = {
 	 HUTCH_ROUTE_NOAUTH | HUTCH_ROUTE_NOBODY, "liveness"},
 	{"GET", "/metrics", HUTCH_ROUTE_METRICS, NULL, NULL, "", HUTCH_ROUTE_NOBODY,
 	 "Prometheus metrics"},
+	{"POST", "/v1/agent", HUTCH_ROUTE_AGENT, NULL, NULL, "",
+	 HUTCH_ROUTE_STREAM | HUTCH_ROUTE_EXEC,
+	 "a task in English for the agent: planned, coded, run, verified (docs/agent.md)"},
 	{"POST", "/mcp", HUTCH_ROUTE_MCP, NULL, NULL, "", HUTCH_ROUTE_RAW_IN,
 	 "MCP over streamable HTTP: one JSON-RPC message or batch (docs/mcp.md)"},
 	{"POST", "/v1/run", HUTCH_ROUTE_RUN, NULL, NULL, "", HUTCH_ROUTE_STREAM | HUTCH_ROUTE_EXEC,
@@ -368,6 +371,69 @@ static int build_run(const struct hutch_http_in *in, struct hutch_http_call *cal
 	return rc;
 }
 
+/* One field of an agent request: its check. NULL: fine. */
+static const char *agent_field_error(const char *key, json_t *v)
+{
+	if (strcmp(key, "task") == 0)
+		return json_is_string(v) && json_string_length(v) > 0 &&
+				       json_string_length(v) <= 8192
+			       ? NULL
+			       : "must be a string of 1 to 8192 bytes";
+	if (strcmp(key, "language") == 0)
+		return json_is_string(v) && (strcmp(json_string_value(v), "python") == 0 ||
+					     strcmp(json_string_value(v), "node") == 0 ||
+					     strcmp(json_string_value(v), "javascript") == 0)
+			       ? NULL
+			       : "must be python, node or javascript";
+	if (strcmp(key, "max_attempts") == 0)
+		return json_is_integer(v) && json_integer_value(v) >= 1 &&
+				       json_integer_value(v) <= 20
+			       ? NULL
+			       : "must be an integer from 1 to 20";
+	if (strcmp(key, "timeout_ms") == 0 || strcmp(key, "install_timeout_ms") == 0)
+		return json_is_integer(v) && json_integer_value(v) >= 1 &&
+				       json_integer_value(v) <= 3600000
+			       ? NULL
+			       : "must be an integer from 1 to 3600000";
+	if (strcmp(key, "llm") == 0)
+		return json_is_boolean(v) ? NULL : "must be true or false";
+	if (strcmp(key, "model") == 0 || strcmp(key, "coder_model") == 0)
+		return json_is_string(v) && json_string_length(v) <= 200 ? NULL
+									 : "must be a string";
+	return "is unknown";
+}
+
+/* /v1/agent: {"task", "language", "max_attempts", "timeout_ms",
+ * "install_timeout_ms", "llm", "model", "coder_model"}, checked here. */
+static int build_agent(const struct hutch_http_in *in, struct hutch_http_call *call,
+		       struct hutch_err *err)
+{
+	json_t *o = body_object(in, call, err);
+	const char *key;
+	json_t *v;
+
+	if (!o)
+		return -1;
+	call->status = 400;
+	json_object_foreach(o, key, v)
+	{
+		const char *why = agent_field_error(key, v);
+		if (why) {
+			hutch_err_setx(err, EINVAL, "field '%.64s' %s", key, why);
+			json_decref(o);
+			return -1;
+		}
+	}
+	if (!json_object_get(o, "task")) {
+		json_decref(o);
+		return hutch_err_setx(err, EINVAL, "field 'task' is missing");
+	}
+	call->status = 0;
+	call->op_json = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return 0;
+}
+
 int hutch_route_decode(const struct hutch_http_in *in, struct hutch_http_call *call,
 		       struct hutch_err *err)
 {
@@ -388,6 +454,8 @@ int hutch_route_decode(const struct hutch_http_in *in, struct hutch_http_call *c
 		return build_run(in, call, err);
 	case HUTCH_ROUTE_OP:
 		return build_op(in, call, err);
+	case HUTCH_ROUTE_AGENT:
+		return build_agent(in, call, err);
 	case HUTCH_ROUTE_HEALTH:
 	case HUTCH_ROUTE_METRICS:
 	case HUTCH_ROUTE_FORK:

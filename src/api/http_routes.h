@@ -17,10 +17,11 @@
 enum hutch_route_kind {
 	HUTCH_ROUTE_HEALTH,
 	HUTCH_ROUTE_METRICS,
-	HUTCH_ROUTE_RUN,  /* an ExecRequest */
-	HUTCH_ROUTE_OP,	  /* a session operation */
-	HUTCH_ROUTE_FORK, /* not supported: 501 */
-	HUTCH_ROUTE_MCP,  /* JSON-RPC for the MCP handler (http_mcp.c), body as is */
+	HUTCH_ROUTE_RUN,   /* an ExecRequest */
+	HUTCH_ROUTE_OP,	   /* a session operation */
+	HUTCH_ROUTE_FORK,  /* not supported: 501 */
+	HUTCH_ROUTE_MCP,   /* JSON-RPC for the MCP handler (http_mcp.c), body as is */
+	HUTCH_ROUTE_AGENT, /* a task for the agent (docs/agent.md) */
 };
 
 /* How a route's body and reply are shaped. */

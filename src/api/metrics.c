@@ -32,6 +32,8 @@ static const double bounds[NBUCKETS] = {0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05
 static struct {
 	pthread_mutex_t lock;
 	struct labeled executions, rejected, egress;
+	struct labeled pipelines, categories; /* the agent (POST /v1/agent) */
+	uint64_t agent_attempts;
 	uint64_t bucket[NPHASES][NBUCKETS];
 	uint64_t count[NPHASES];
 	double sum[NPHASES];
@@ -82,6 +84,25 @@ void hutch_metrics_result(json_t *result)
 		const char *verdict =
 			json_string_value(json_object_get(json_array_get(egress, i), "verdict"));
 		bump(&reg.egress, verdict ? verdict : "unknown");
+	}
+	pthread_mutex_unlock(&reg.lock);
+}
+
+void hutch_metrics_agent(json_t *trace)
+{
+	const char *status = json_string_value(json_object_get(trace, "status"));
+	json_t *attempts = json_object_get(trace, "attempts");
+
+	if (!status)
+		return;
+	pthread_mutex_lock(&reg.lock);
+	bump(&reg.pipelines, status);
+	reg.agent_attempts += json_array_size(attempts);
+	for (size_t i = 0; i < json_array_size(attempts); i++) {
+		json_t *d = json_object_get(json_array_get(attempts, i), "diagnosis");
+		const char *cat = json_string_value(json_object_get(d, "category"));
+		if (cat)
+			bump(&reg.categories, cat);
 	}
 	pthread_mutex_unlock(&reg.lock);
 }
@@ -180,6 +201,16 @@ char *hutch_metrics_text(struct hutch_service *svc)
 		"HTTP requests refused, by reason");
 	counter(&b, "hutch_egress_attempts_total", "verdict", &reg.egress,
 		"connection attempts through network policies, by verdict");
+	counter(&b, "hutch_agent_pipelines_total", "status", &reg.pipelines,
+		"agent pipelines by outcome (success rate: success / all)");
+	counter(&b, "hutch_agent_errors_total", "category", &reg.categories,
+		"agent debugger diagnoses by error category");
+	hutch_buf_printf(
+		&b,
+		"# HELP hutch_agent_attempts_total attempts of every agent pipeline "
+		"(attempts per pipeline: this / pipelines)\n"
+		"# TYPE hutch_agent_attempts_total counter\nhutch_agent_attempts_total %llu\n",
+		(unsigned long long)reg.agent_attempts);
 	histograms(&b);
 	pthread_mutex_unlock(&reg.lock);
 	sessions(&b, svc);

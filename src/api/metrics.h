@@ -9,6 +9,8 @@ struct hutch_service;
 
 /* Count one ExecResult (status, phase timings, egress verdicts). */
 void hutch_metrics_result(json_t *result);
+/* Count one agent pipeline's trace (status, attempts, error categories). */
+void hutch_metrics_agent(json_t *trace);
 /* Count one refused request; reason is a short word (auth, rate, quota...). */
 void hutch_metrics_reject(const char *reason);
 /* The exposition text (caller frees); sessions and pool are read now. */

@@ -10,6 +10,12 @@
 struct hutch_service {
 	struct hutch_pool *pool;	 /* NULL: the cold path only */
 	struct hutch_sessions *sessions; /* NULL: no state directory */
+	const char *state_dir;
+	/* POST /v1/agent: a task -> the pipeline's trace JSON (or {"error"}),
+	 * each step through hooks' on_output as stream 3 (an SSE "step").
+	 * Set by the CLI to the agent layer's entry (NULL: not offered). */
+	char *(*agent)(struct hutch_service *svc, const char *json,
+		       const struct hutch_run_hooks *hooks);
 };
 
 /* An ExecRequest (JSON) run on the fast path when the pool can serve it,

@@ -69,6 +69,12 @@ static void on_output(void *ctx, int stream, const char *buf, size_t len)
 {
 	struct stream *s = ctx;
 	size_t n = 0;
+	if (stream == 3) { /* an agent step: already one line of compact JSON */
+		send_all(s->fds[0], "event: step\ndata: ", 18);
+		send_all(s->fds[0], buf, strnlen(buf, len));
+		send_all(s->fds[0], "\n\n", 2);
+		return;
+	}
 	char *ev = hutch_sse_event(stream == 2 ? "stderr" : "stdout", buf, len, &n);
 
 	send_all(s->fds[0], ev, n);

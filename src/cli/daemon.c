@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/agent.h"
 #include "api/daemon.h"
 #include "api/http.h"
 #include "api/sockpath.h"
@@ -60,6 +61,7 @@ int hutch_cli_daemon(int argc, char **argv, const struct hutch_http_opts *http)
 		.pool_max = 32,
 		.on_ready = ready,
 		.http = http,
+		.agent = http ? hutch_agent_serve : NULL, /* POST /v1/agent */
 	};
 	const char *sock = NULL;
 	const char *state = NULL;
