@@ -64,8 +64,9 @@ char *hutch_agent_serve(struct hutch_service *svc, const char *json,
 		opt.install_timeout_ms = (uint64_t)json_integer_value(v);
 	json_t *trace = svc->sessions ? hutch_agent_run(&opt, &err) : NULL;
 	if (!svc->sessions)
-		hutch_err_setx(&err, ENOTSUP, "the agent needs sessions: start serve with a state "
-					      "directory");
+		hutch_err_setx(&err, ENOTSUP,
+			       "the agent needs sessions: start serve with a state "
+			       "directory");
 	json_decref(req);
 	if (!trace)
 		return hutch_service_error_json(&err);
