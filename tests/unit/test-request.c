@@ -408,7 +408,13 @@ static void test_request_json_file_paths_stay_in_workspace(void)
 
 static void test_request_json_policy_values(void)
 {
-	json_fails("{\"argv\": [\"x\"], \"network\": \"full\"}", EINVAL, "'full'");
+	json_fails("{\"argv\": [\"x\"], \"network\": \"wide\"}", EINVAL, "'wide'");
+	json_ok("{\"argv\": [\"x\"], \"network\": \"full\"}");
+	json_ok("{\"argv\": [\"x\"], \"network\": \"full\", \"network_allow_private\": true}");
+	json_fails("{\"argv\": [\"x\"], \"network_allow_private\": true}", EINVAL,
+		   "applies only to network 'full'");
+	json_fails("{\"argv\": [\"x\"], \"network\": \"full\", \"network_allow_private\": 1}",
+		   EINVAL, "network_allow_private");
 	json_fails("{\"argv\": [\"x\"], \"network\": \"allow:\"}", EINVAL, "at least one");
 	json_fails("{\"argv\": [\"x\"], \"network\": \"allow:exa mple.com\"}", EINVAL,
 		   "not a domain");
@@ -496,7 +502,7 @@ static void test_request_release_after_partial_parse(void)
 	/* validation fails after a complete parse */
 	json_fails("{\"language\": \"python\", \"code\": \"x\", \"stdin\": \"in\", \"labels\": "
 		   "{\"a\": \"b\"}, \"env\": {\"A\": \"1\"}, \"files\": [{\"path\": \"f\"}], "
-		   "\"network\": \"full\"}",
+		   "\"network\": \"wide\"}",
 		   EINVAL, "network policy");
 }
 
