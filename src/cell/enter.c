@@ -77,7 +77,9 @@ static _Noreturn void run_waiter(int target_pidfd, const struct hutch_cell_spec 
 	/* joined, still privileged in the cell: the program inherits it */
 	if (spec->watch_fd_out && (wfd = hutch_seccomp_load_listener(spec->connwatch, &err)) < 0)
 		hutch_cell_child_fail(p->report[1], "connect watch", &err);
-	program = fork();
+	/* raw, as in spawn.c: glibc's fork() could wait on a lock another
+	 * thread of the supervisor held when we were cloned */
+	program = hutch_sys_clone(0);
 	if (program < 0)
 		hutch_cell_child_fail(p->report[1], "fork",
 				      (hutch_err_set(&err, errno, "fork program"), &err));

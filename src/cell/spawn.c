@@ -252,7 +252,12 @@ static _Noreturn void run_cell(const struct hutch_cell_spec *spec, struct pipes 
 		close(p->handoff[1]);
 	if (hutch_mount_build_root(spec, &err) < 0)
 		hutch_cell_child_fail(p->report[1], "rootfs", &err);
-	program = fork();
+	/* Not glibc's fork(): we are a raw clone() of a process that may have
+	 * other threads, and fork() takes malloc's and stdio's locks, which
+	 * one of those threads may have held at the moment we were cloned
+	 * (they never unlock here: init hung, ~1 run in 50 under parallel
+	 * load). The raw system call takes no lock. */
+	program = hutch_sys_clone(0);
 	if (program < 0)
 		hutch_cell_child_fail(p->report[1], "fork",
 				      (hutch_err_set(&err, errno, "fork program"), &err));
