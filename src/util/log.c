@@ -32,7 +32,9 @@ int hutch_log_parse_level(const char *s)
 	return -1;
 }
 
-static void emit(enum hutch_log_level level, const char *msg)
+/* One line; fields (a JSON object, or NULL) join it: as members of the
+ * JSON line, or as compact JSON after the text. */
+static void emit_fields(enum hutch_log_level level, const char *msg, json_t *fields)
 {
 	if (json_lines) {
 		struct timespec ts;
@@ -40,40 +42,30 @@ static void emit(enum hutch_log_level level, const char *msg)
 		json_t *o = json_pack("{s:f,s:s,s:s}", "ts",
 				      (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, "level",
 				      level_names[level], "msg", msg);
+		if (o && json_is_object(fields))
+			json_object_update_missing(o, fields);
 		char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
 		if (line)
 			fprintf(stderr, "%s\n", line);
 		free(line);
 		json_decref(o);
 	} else {
-		fprintf(stderr, "hutch: %s: %s\n", level_names[level], msg);
+		char *text = fields ? json_dumps(fields, JSON_COMPACT) : NULL;
+		fprintf(stderr, "hutch: %s: %s%s%s\n", level_names[level], msg, text ? " " : "",
+			text ? text : "");
+		free(text);
 	}
+}
+
+static void emit(enum hutch_log_level level, const char *msg)
+{
+	emit_fields(level, msg, NULL);
 }
 
 void hutch_log_event(enum hutch_log_level level, const char *msg, const void *fields)
 {
-	json_t *f = (json_t *)(uintptr_t)fields;
-
-	if (level > max_level)
-		return;
-	if (json_lines) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		json_t *o = json_pack("{s:f,s:s,s:s}", "ts",
-				      (double)ts.tv_sec + (double)ts.tv_nsec / 1e9, "level",
-				      level_names[level], "msg", msg);
-		if (o && json_is_object(f))
-			json_object_update_missing(o, f);
-		char *line = o ? json_dumps(o, JSON_COMPACT) : NULL;
-		if (line)
-			fprintf(stderr, "%s\n", line);
-		free(line);
-		json_decref(o);
-	} else {
-		char *text = f ? json_dumps(f, JSON_COMPACT) : NULL;
-		fprintf(stderr, "hutch: %s: %s %s\n", level_names[level], msg, text ? text : "");
-		free(text);
-	}
+	if (level <= max_level)
+		emit_fields(level, msg, (json_t *)(uintptr_t)fields);
 }
 
 __attribute__((format(printf, 3, 0))) static void vlog(enum hutch_log_level level, int errnum,
