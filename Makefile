@@ -52,7 +52,7 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz-%.c,%,$(wildcard fuzz/fuzz-*.c))
 
 KERNELS := kernels/python.py kernels/bash.py kernels/node.js
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/session/kernel_src.o
-ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o)
+ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o) build/obj/src/zygote/runner_src.o
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libhutch.a
@@ -93,6 +93,10 @@ build/obj/src/zygote/%.o: src/zygote/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)gcc $(BASE_CFLAGS) -Wno-format-truncation $(PY_CFLAGS) -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE -g -O2 -c $< -o $@
+
+build/obj/src/zygote/runner_src.o: src/zygote/runner_src.S kernels/zygote_runner.py
+	@mkdir -p $(dir $@)
+	$(Q)gcc -c $< -o $@
 
 ifeq ($(SAN),)
 $(ZYGOTE): $(ZYGOTE_OBJ) $(LIB)

@@ -217,3 +217,34 @@ pid_t hutch_zygote_fork(const struct hutch_zygote_fork *spec, struct hutch_err *
 	close(go[1]);
 	return b;
 }
+
+/* The keeper: shares C's memory (CLONE_VM), so C's exit is not the last
+ * use of it. Runs on its own small stack; waits for the SIGKILL the end of
+ * the cell brings. */
+static int keeper(void *arg)
+{
+	sigset_t all;
+
+	(void)arg;
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	close_range(0, ~0u, 0);
+	while (pause() < 0)
+		;
+	return 0;
+}
+
+_Noreturn void hutch_zygote_child_exit(int rc)
+{
+	static char stack[16384] __attribute__((aligned(16)));
+
+	/* the output pipes must reach EOF with C's exit: the keeper gets a
+	 * copy of the fd table at clone and closes it, but not before C has
+	 * gone, perhaps */
+	for (int fd = 0; fd < 3; fd++)
+		close(fd);
+	/* its parent is init (CLONE_PARENT), which reaps it like any orphan;
+	 * if the clone fails, C simply exits the slow way */
+	(void)clone(keeper, stack + sizeof(stack), CLONE_VM | CLONE_PARENT, NULL);
+	_exit(rc);
+}

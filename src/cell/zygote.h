@@ -57,4 +57,12 @@ struct hutch_zygote_fork {
  * 0-2 closed; -1 with err on failure. The zygote must reap B. */
 pid_t hutch_zygote_fork(const struct hutch_zygote_fork *spec, struct hutch_err *err);
 
+/* In C, once its program has ended (its output flushed): exit with rc, but
+ * leave the teardown of C's copy of the zygote's address space (~1 ms of
+ * page-table work here) to a keeper that shares it, so init sees C's exit,
+ * and reports it, without waiting for that. The keeper appears only now,
+ * after the program; it holds no fds, ignores every signal it can, and dies
+ * with the cell. */
+_Noreturn void hutch_zygote_child_exit(int rc);
+
 #endif

@@ -278,7 +278,12 @@ static void supervise(struct hutch_engine *c)
 		struct pollfd pfd[5] = {
 			{c->out_fd, POLLIN, 0},
 			{c->err_fd, POLLIN, 0},
-			{c->init_exited ? -1 : c->cell.pidfd, POLLIN, 0},
+			/* init writes its report and exits (EOF if it died):
+			 * no need to wait for the kernel to finish its exit */
+			{c->init_exited		  ? -1
+			 : c->cell.status_fd >= 0 ? c->cell.status_fd
+						  : c->cell.pidfd,
+			 POLLIN, 0},
 			/* a full hangup only: a client that
 			 * half-closed still reads the result */
 			{c->cancelled ? -1 : c->cancel_fd, 0, 0},
@@ -323,7 +328,8 @@ static void supervise(struct hutch_engine *c)
 			drain(c, &c->err_fd, &c->err);
 		if (!c->init_exited && pfd[2].revents) {
 			c->init_exited = true;
-			read_status(c);
+			if (c->cell.status_fd >= 0)
+				read_status(c);
 		}
 		if (!c->cancelled && pfd[3].revents & (POLLHUP | POLLERR)) {
 			c->cancelled = true; /* nobody is waiting for the result */

@@ -154,7 +154,7 @@ static _Noreturn void serve_child(int chan)
 		if (write(chan, "r", 1) != 1)
 			_exit(127);
 		close(chan);
-		_exit(hutch_zygote_python_run(argv[1], argv + 2, envp));
+		hutch_zygote_child_exit(hutch_zygote_python_run(argv[1], argv + 2, envp));
 	}
 	/* Anything else: the prepared cell, a fresh program (the channel is
 	 * close-on-exec: EOF tells the pool the program started). Python set

@@ -15,74 +15,8 @@
  * frame), SystemExit codes, non-daemon threads joined and atexit run.
  */
 
-static const char runner_source[] =
-	"import atexit, builtins, os, sys, types\n"
-	"def _exit_code(e):\n"
-	"    c = e.code\n"
-	"    if c is None:\n"
-	"        return 0\n"
-	"    if isinstance(c, int):\n"
-	"        return c & 0xff\n"
-	"    try:\n"
-	"        print(c, file=sys.stderr)\n"
-	"    except Exception:\n"
-	"        pass\n"
-	"    return 1\n"
-	"def _hutch_exec(path, argv, env):\n"
-	"    os.environ.clear()\n"
-	"    for kv in env:\n"
-	"        k, _, v = kv.partition('=')\n"
-	"        os.environ[k] = v\n"
-	"    sys.argv = [path] + list(argv)\n"
-	"    sys.path.insert(0, os.path.dirname(path))\n"
-	"    # Forks share the zygote's RNG state: reseed from the kernel.\n"
-	"    import random\n"
-	"    random.seed()\n"
-	"    npr = sys.modules.get('numpy.random')\n"
-	"    if npr is not None:\n"
-	"        npr.seed()\n"
-	"    main = types.ModuleType('__main__')\n"
-	"    main.__file__ = path\n"
-	"    main.__builtins__ = builtins\n"
-	"    sys.modules['__main__'] = main\n"
-	"    rc = 0\n"
-	"    try:\n"
-	"        with open(path, 'rb') as f:\n"
-	"            src = f.read()\n"
-	"        exec(compile(src, path, 'exec'), main.__dict__)\n"
-	"    except SystemExit as e:\n"
-	"        rc = _exit_code(e)\n"
-	"    except BaseException as e:\n"
-	"        # drop our own frame: the report reads as python3's would\n"
-	"        tb = e.__traceback__.tb_next if e.__traceback__ else None\n"
-	"        sys.excepthook(type(e), e.with_traceback(tb), tb)\n"
-	"        rc = 130 if isinstance(e, KeyboardInterrupt) else 1\n"
-	"    try:\n"
-	"        t = sys.modules.get('threading')\n"
-	"        if t is not None:\n"
-	"            t._shutdown()\n"
-	"        atexit._run_exitfuncs()\n"
-	"    except SystemExit as e:\n"
-	"        rc = _exit_code(e)\n"
-	"    except BaseException:\n"
-	"        pass\n"
-	"    for s in (sys.stdout, sys.stderr):\n"
-	"        try:\n"
-	"            s.flush()\n"
-	"        except Exception:\n"
-	"            pass\n"
-	"    return rc\n"
-	"def _hutch_warm():\n"
-	"    # At pool time, in a fresh child: touch what a run touches (the\n"
-	"    # compiler, exec, common builtins and modules), so the copy-on-write\n"
-	"    # faults happen now, in the background, not on the request's path.\n"
-	"    import json, random, re\n"
-	"    ns = {'__name__': '__warm__', '__builtins__': builtins}\n"
-	"    src = 'x = [i * 2 for i in range(50)]\\ny = sum(x)\\nz = str(y) + repr(x[:3])\\n'\n"
-	"    exec(compile(src, '/workspace/main.py', 'exec'), ns)\n"
-	"    json.dumps({'a': [1, 2.5, 'x']}); re.compile('a+b').findall('aab')\n"
-	"    random.random(); types.ModuleType('__warm__'); os.environ.get('PATH')\n"
-	"    sys.stdout.write(''); sys.stderr.write('')\n";
+/* kernels/zygote_runner.py, embedded (src/zygote/runner_src.S) */
+extern const char hutch_zygote_runner_src[];
 
 static PyObject *exec_fn;
 static PyObject *warm_fn;
@@ -111,7 +45,7 @@ int hutch_zygote_python_init(const char *preload, char *msg, size_t msg_size)
 	}
 	globals = PyDict_New();
 	PyDict_SetItemString(globals, "__builtins__", PyEval_GetBuiltins());
-	PyObject *r = PyRun_String(runner_source, Py_file_input, globals, globals);
+	PyObject *r = PyRun_String(hutch_zygote_runner_src, Py_file_input, globals, globals);
 	if (!r) {
 		PyErr_Print();
 		snprintf(msg, msg_size, "python runner failed to load");
@@ -135,6 +69,11 @@ int hutch_zygote_python_init(const char *preload, char *msg, size_t msg_size)
 		}
 		Py_DECREF(mod);
 	}
+	/* The warm-up once here too: what it compiles and caches (the code
+	 * object, re's pattern cache, lazily made types) is then made once and
+	 * shared by every fork, so a child's own warm-up only takes its
+	 * copy-on-write faults (5.1 -> 1.5 ms of CPU per cell here). */
+	hutch_zygote_python_warm();
 	/* Move everything allocated so far out of the GC's reach: a collection
 	 * in a child would otherwise touch (and copy) every shared page. */
 	r = PyRun_String("import gc; gc.collect(); gc.freeze()", Py_file_input, globals, globals);

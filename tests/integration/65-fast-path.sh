@@ -6,7 +6,7 @@
 export HUTCH_TEST_PATH=fast
 . "$(dirname "$0")/../lib.sh"
 need_root
-plan 18
+plan 19
 
 json=$(hjson -- true)
 is "$(echo "$json" | jget path)" fast "with a daemon up, runs take the fast path"
@@ -31,6 +31,8 @@ cases=(
 	"--lang python -c 1/0"
 	"--lang python -c raise SystemExit('bye')"
 	"--lang python -c print("
+	"--lang python -c import os; print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))"
+	"--lang python -c import subprocess; subprocess.Popen(['sleep', '30']); print('left a child')"
 	"--env A=1 --lang python -c import os; print(sorted(os.environ))"
 	"--lang bash -c echo \$0 \$PWD; exit 4"
 	"--timeout 1 -- sh -c while :; do :; done"
@@ -154,4 +156,15 @@ kill "$srun" 2>/dev/null || true
 wait "$srun" 2>/dev/null || true
 is "$(find /proc/"$szyg"/fd -mindepth 1 -printf '%f\n' 2>/dev/null | sort -n | tr '\n' ' ')" "0 1 2 3 4 " \
 	"the zygote holds no fd of the daemon's but stdio, its control socket and its program"
+# A warm run ends without waiting for the kernel to tear its copy of the
+# zygote down: a keeper that shares it, and holds no fd, takes that over
+# (cell/zygote.h). None outlives its cell: every hutch-cell left (ready
+# cells) still holds its fds.
+for _ in $(seq 30); do hutch run --lang python -c 'pass' >/dev/null; done
+sleep 1
+keepers=0
+for p in $(pgrep -x hutch-cell); do
+	[ -d /proc/"$p"/fd ] && [ -z "$(ls /proc/"$p"/fd 2>/dev/null)" ] && keepers=$((keepers + 1))
+done
+is "$keepers" 0 "after 30 warm runs, no keeper (a hutch-cell without fds) is left"
 done_testing
