@@ -42,7 +42,14 @@ ALL_CFLAGS = $(BASE_CFLAGS) $(GCC_ONLY) $(HARDEN) $(CFLAGS)
 
 LIB_SRC := $(wildcard src/util/*.c src/sys/*.c src/cell/*.c src/run/*.c src/session/*.c src/api/*.c \
 	src/agent/*.c)
+# Two programs (src/cli/cli.h): hutch runs `run` and `session` with only
+# libseccomp and jansson loaded (start-up is on every run's path); it execs
+# hutch-full, which has every command and library, for the rest.
 CLI_SRC := $(wildcard src/cli/*.c)
+CLI_LEAN_SRC := src/cli/main.c src/cli/run.c src/cli/session.c src/cli/readfile.c src/cli/lean.c
+CLI_FULL_SRC := $(filter-out src/cli/lean.c,$(CLI_SRC))
+LEAN_PKGS := libseccomp jansson
+LEAN_LIBS := $(shell pkg-config --libs $(LEAN_PKGS) 2>/dev/null || echo -lseccomp -ljansson) -lm -lpthread
 # The zygote embeds CPython: only it links libpython (python3-embed).
 ZYGOTE_SRC := $(wildcard src/zygote/*.c)
 PY_CFLAGS := $(shell pkg-config --cflags python3-embed 2>/dev/null)
@@ -54,16 +61,19 @@ KERNELS := kernels/python.py kernels/bash.py kernels/node.js
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/session/kernel_src.o
 ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o) build/obj/src/zygote/runner_src.o
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_LEAN_OBJ := $(CLI_LEAN_SRC:%.c=$(BUILD)/obj/%.o)
+CLI_FULL_OBJ := $(CLI_FULL_SRC:%.c=$(BUILD)/obj/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 LIB := $(BUILD)/libhutch.a
 HUTCH := $(BUILD)/hutch
+HUTCH_FULL := $(BUILD)/hutch-full
 ZYGOTE := $(BUILD)/hutch-zygote
 PROBE := build/probe
 REPLAY := $(BUILD)/fuzz-replay
 
 .PHONY: all check check-unit check-v2 demo lint format fuzz fuzz-smoke bench clean deps install
 
-all: $(HUTCH) $(ZYGOTE) $(LIB) $(BUILD)/hutch.pc $(PROBE) $(UNIT_BIN) $(REPLAY)
+all: $(HUTCH) $(HUTCH_FULL) $(ZYGOTE) $(LIB) $(BUILD)/hutch.pc $(PROBE) $(UNIT_BIN) $(REPLAY)
 
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
@@ -83,9 +93,13 @@ $(LIB): $(LIB_OBJ)
 	$(Q)rm -f $@
 	$(Q)ar rcs $@ $^
 
-$(HUTCH): $(CLI_OBJ) $(LIB)
+$(HUTCH): $(CLI_LEAN_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDHARDEN) -o $@ $(CLI_OBJ) $(LIB) $(LDLIBS)
+	$(Q)$(CC) $(LDHARDEN) -o $@ $(CLI_LEAN_OBJ) $(LIB) $(LEAN_LIBS)
+
+$(HUTCH_FULL): $(CLI_FULL_OBJ) $(LIB)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDHARDEN) -o $@ $(CLI_FULL_OBJ) $(LIB) $(LDLIBS)
 
 # The zygote runs untrusted code under memory limits: never sanitized (ASan
 # reserves terabytes of address space). Sanitized builds use a copy.
@@ -101,7 +115,7 @@ build/obj/src/zygote/runner_src.o: src/zygote/runner_src.S kernels/zygote_runner
 ifeq ($(SAN),)
 $(ZYGOTE): $(ZYGOTE_OBJ) $(LIB)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)gcc -pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $(ZYGOTE_OBJ) $(LIB) $(LDLIBS) $(PY_LIBS)
+	$(Q)gcc -pie -Wl,-z,relro,-z,now,-z,noexecstack -o $@ $(ZYGOTE_OBJ) $(LIB) $(LEAN_LIBS) $(PY_LIBS)
 else
 $(ZYGOTE): FORCE
 	$(MAKE) SAN= build/hutch-zygote
@@ -130,8 +144,9 @@ $(REPLAY): fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB)
 	$(CC) $(ALL_CFLAGS) $(LDHARDEN) -o $@ fuzz/replay.c $(wildcard fuzz/fuzz-*.c) $(LIB) $(LDLIBS)
 
 PREFIX ?= /usr/local
-install: $(HUTCH) $(ZYGOTE) $(LIB) $(BUILD)/hutch.pc
+install: $(HUTCH) $(HUTCH_FULL) $(ZYGOTE) $(LIB) $(BUILD)/hutch.pc
 	install -D -m 0755 $(HUTCH) $(DESTDIR)$(PREFIX)/bin/hutch
+	install -D -m 0755 $(HUTCH_FULL) $(DESTDIR)$(PREFIX)/libexec/hutch/hutch-full
 	install -D -m 0755 $(ZYGOTE) $(DESTDIR)$(PREFIX)/libexec/hutch/hutch-zygote
 	install -D -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/lib/libhutch.a
 	install -D -m 0644 include/hutch.h $(DESTDIR)$(PREFIX)/include/hutch.h

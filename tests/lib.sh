@@ -28,7 +28,7 @@ trap run_exit_hooks EXIT
 if [ -n "${HUTCH_AS:-}" ]; then
 	RL_DIR=$(mktemp -d /tmp/hutch-rootless.XXXXXX)
 	chmod 755 "$RL_DIR"
-	cp "$HUTCH_BIN" "$BUILD/hutch-zygote" "$PROBE" "$RL_DIR/"
+	cp "$HUTCH_BIN" "$BUILD/hutch-full" "$BUILD/hutch-zygote" "$PROBE" "$RL_DIR/"
 	HUTCH_BIN=$RL_DIR/hutch
 	PROBE=$RL_DIR/probe
 	at_exit 'rm -rf "$RL_DIR"'

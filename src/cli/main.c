@@ -27,10 +27,13 @@ static const char usage[] = "usage: hutch <command> [options]\n"
 			    "  HUTCH_LOG_FORMAT=json  log as JSON lines on stderr (egress events\n"
 			    "                         carry execution_id, session_id, labels)\n";
 
+char **hutch_cli_argv;
+
 int main(int argc, char **argv)
 {
 	const char *log_format = getenv("HUTCH_LOG_FORMAT");
 
+	hutch_cli_argv = argv;
 	if (log_format && strcmp(log_format, "json") == 0)
 		hutch_log_set_json(1);
 	if (argc < 2) {

@@ -394,9 +394,10 @@ static int upload_cmd(struct opts *o, const char *id, const char *local, const c
 		o->from = local;
 		return files_cmd(o, id, 2, argv);
 	}
+	hutch_cli_tar_ensure();
 	int root = open(local, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	struct hutch_buf tar = HUTCH_BUF_INIT;
-	if (root < 0 || hutch_session_tar_out(root, ".", &tar, &err) < 0) {
+	if (root < 0 || hutch_cli_tar_pack(root, &tar, &err) < 0) {
 		if (root >= 0)
 			close(root);
 		hutch_buf_release(&tar);
@@ -432,7 +433,7 @@ static int extract_local(const char *dir, const void *data, size_t len, struct h
 	    lseek(fd, 0, SEEK_SET) != 0)
 		hutch_err_set(err, errno, "prepare '%s'", dir);
 	else
-		rc = hutch_files_tar_in(root, ".", fd, NULL, 1ull << 32, err);
+		rc = hutch_cli_tar_unpack(root, fd, err);
 	if (fd >= 0)
 		close(fd);
 	if (root >= 0)
@@ -458,6 +459,8 @@ static int download_cmd(struct opts *o, const char *id, const char *remote, cons
 			       ?: "",
 		       "dir") == 0;
 	json_decref(reply);
+	if (is_dir)
+		hutch_cli_tar_ensure();
 	req = json_pack("{s:s,s:s,s:s,s:s}", "op", "session.files", "id", id, "action",
 			is_dir ? "download" : "read", "path", remote);
 	reply = call(req, false);

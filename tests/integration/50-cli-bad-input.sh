@@ -1,7 +1,7 @@
 #!/bin/bash
 # Bad input gets a clear message naming what was wrong, exit 125, and no run.
 . "$(dirname "$0")/../lib.sh"
-plan 44
+plan 48
 
 # bad EXPECTED_REGEX ARGS...: hutch run ARGS must fail with 125 and a message
 bad() {
@@ -67,4 +67,24 @@ out=$(head -c $((65 << 20)) /dev/zero | hutch run --stdin - -- true 2>&1)
 rc=$?
 set -e
 if [ $rc = 125 ] && [[ $out =~ "larger than" ]]; then ok "a stdin over 64 MiB is refused clearly"; else not_ok "huge stdin: rc $rc: $out"; fi
+
+# hutch is two programs (src/cli/cli.h): hutch itself loads only what run
+# and session need; the other commands are hutch-full's, which it execs.
+unlike "$(ldd "$HUTCH_BIN")" "libcurl|libarchive|libmicrohttpd|libsqlite3|libnettle" \
+	"hutch loads none of libcurl, libarchive, libmicrohttpd, sqlite, nettle"
+like "$(hutch daemon --help 2>&1)" "usage: hutch daemon" "hutch daemon: done by hutch-full, under hutch's name"
+alone=$(mktemp -d)
+at_exit 'rm -rf "$alone"'
+cp "$HUTCH_BIN" "$alone/hutch"
+if [ -x /usr/local/libexec/hutch/hutch-full ]; then
+	skip "hutch without hutch-full: a clear error" "an installed hutch-full in /usr/local/libexec/hutch would be found"
+	skip "...and exit 125" "as above"
+else
+	set +e
+	out=$("$alone/hutch" serve --help 2>&1)
+	rc=$?
+	set -e
+	like "$out" "cannot run .*hutch-full .*'serve'" "hutch without hutch-full: a clear error"
+	is "$rc" 125 "...and exit 125"
+fi
 done_testing

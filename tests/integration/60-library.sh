@@ -7,8 +7,8 @@ dest=$(mktemp -d)
 at_exit 'rm -rf "$dest"'
 make -s -C "$ROOT" install DESTDIR="$dest" PREFIX=/usr/local >/dev/null
 is "$(find "$dest" -type f | sed "s|$dest||" | sort | tr '\n' ' ')" \
-	"/usr/local/bin/hutch /usr/local/include/hutch.h /usr/local/lib/libhutch.a /usr/local/lib/pkgconfig/hutch.pc /usr/local/libexec/hutch/hutch-zygote " \
-	"make install places the binary, zygote, header, library and pkg-config file"
+	"/usr/local/bin/hutch /usr/local/include/hutch.h /usr/local/lib/libhutch.a /usr/local/lib/pkgconfig/hutch.pc /usr/local/libexec/hutch/hutch-full /usr/local/libexec/hutch/hutch-zygote " \
+	"make install places the binaries (hutch, hutch-full, the zygote), header, library and pkg-config file"
 export PKG_CONFIG_PATH=$dest/usr/local/lib/pkgconfig
 flags=$(pkg-config --define-prefix --cflags --static --libs hutch)
 like "$flags" "-lhutch.*-lseccomp" "pkg-config names libhutch and its dependencies"
