@@ -9,6 +9,10 @@
 
 #include "cli/cli.h"
 
+#ifndef HUTCH_LIBEXECDIR /* the Makefile sets it from PREFIX */
+#define HUTCH_LIBEXECDIR "/usr/local/libexec/hutch"
+#endif
+
 /* hutch-full beside this program (the build tree, or a package that puts
  * both in one place), else in HUTCH_LIBEXECDIR (make install). */
 static void find_full(char *out, size_t size)
@@ -36,8 +40,9 @@ static int exec_full(void)
 	find_full(path, sizeof(path));
 	fflush(NULL);
 	execv(path, hutch_cli_argv);
-	fprintf(stderr, "hutch: cannot run %s (%s), which does the '%s' command: is hutch installed "
-			"whole?\n",
+	fprintf(stderr,
+		"hutch: cannot run %s (%s), which does the '%s' command: is hutch installed "
+		"whole?\n",
 		path, strerror(errno), hutch_cli_argv[1]);
 	return HUTCH_EXIT_SANDBOX;
 }
