@@ -1,7 +1,7 @@
 /*
  * bench-client: the measuring end of bench/run.sh.
  *
- *   bench-client latency    -s SOCK -c CODE -e EXPECT -n N -w WARMUP -o OUT
+ *   bench-client latency    -s SOCK -c CODE -e EXPECT -n N -w WARMUP -o OUT [-g GAP_MS]
  *   bench-client throughput -s SOCK -c CODE -e EXPECT -j CLIENTS -t SECONDS [-w WARMUP]
  *   bench-client soak       -s SOCK -c CODE -e EXPECT -n N -i EVERY -p PID [-r RECONNECT]
  *   bench-client spawn      -e EXPECT -n N -w WARMUP -o OUT [-m plain|json|json-fast] -- CMD...
@@ -51,6 +51,7 @@ struct opts {
 	const char *out;
 	const char *mode;
 	long n, warmup, clients, every, reconnect;
+	long gap_ms; /* latency: pause between requests (untimed), so the pool refills */
 	double seconds;
 	pid_t pid;
 	char **argv; /* spawn: the command */
@@ -309,6 +310,8 @@ static int cmd_latency(const struct opts *o)
 			report_failure("latency", i, &nfail, why);
 		if (i >= o->warmup)
 			print_sample(out, &s);
+		if (o->gap_ms > 0)
+			usleep((useconds_t)o->gap_ms * 1000);
 	}
 	close(fd);
 	if (fclose(out) != 0)
@@ -715,7 +718,8 @@ static long num(const char *s, const char *what)
 __attribute__((noreturn)) static void usage(void)
 {
 	fputs("usage:\n"
-	      "  bench-client latency    -s SOCK -c CODE -e EXPECT -n N -w WARMUP -o OUT\n"
+	      "  bench-client latency    -s SOCK -c CODE -e EXPECT -n N -w WARMUP -o OUT [-g "
+	      "GAP_MS]\n"
 	      "  bench-client throughput -s SOCK -c CODE -e EXPECT -j CLIENTS -t SECONDS "
 	      "[-w WARMUP]\n"
 	      "  bench-client soak       -s SOCK -c CODE -e EXPECT -n N -i EVERY -p PID "
@@ -732,7 +736,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	const char *cmd = argv[1];
-	for (int c; (c = getopt(argc - 1, argv + 1, "+s:c:e:o:m:n:w:j:t:i:p:r:")) != -1;) {
+	for (int c; (c = getopt(argc - 1, argv + 1, "+s:c:e:o:m:n:w:j:t:i:p:r:g:")) != -1;) {
 		switch (c) {
 		case 's':
 			o.sock = optarg;
@@ -751,6 +755,9 @@ int main(int argc, char **argv)
 			break;
 		case 'n':
 			o.n = num(optarg, "-n");
+			break;
+		case 'g':
+			o.gap_ms = num(optarg, "-g");
 			break;
 		case 'w':
 			o.warmup = num(optarg, "-w");

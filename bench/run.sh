@@ -9,6 +9,7 @@
 #
 # Rows, each for two workloads (A: a sum, B: json + re), BENCH_N runs after BENCH_WARMUP:
 #   socket   hutch fast path over the daemon's socket (build/bench-client, keep-alive)
+#   socket-paced  the same, one request every BENCH_GAP_MS (20) ms: a warm, refilled pool
 #   cli-fast `hutch run --json --lang python -c` with HUTCH_SOCKET set (a process per run)
 #   cold     `hutch run --cold --json --lang python -c`
 #   bwrap    bubblewrap (--unshare-all, read-only /usr) + /usr/bin/python3
@@ -29,7 +30,8 @@
 #   BENCH_DOCKER_N=$BENCH_N  runs for the docker row (~0.5 s each here)
 #   BENCH_TP_SECONDS=5     length of each throughput level
 #   BENCH_TP_CLIENTS="1 2 8 32"  concurrent socket clients per level ("": no throughput)
-#   BENCH_ROWS="socket cli-fast cold bwrap rlimit plain docker"  the rows to run
+#   BENCH_ROWS="socket socket-paced cli-fast cold bwrap rlimit plain docker"  the rows to run
+#   BENCH_GAP_MS=20              socket-paced: the pause between its requests
 #   BENCH_SOAK_EVERY=10000 soak: sample every this many executions
 #   BENCH_SOAK_RECONNECT=1000  soak: open a new connection every this many (0: never)
 #   BENCH_DAEMON_ARGS=     more options for `hutch daemon` (e.g. "--pool 8 --log-level warn")
@@ -49,7 +51,8 @@ WARMUP=${BENCH_WARMUP:-10}
 DOCKER_N=${BENCH_DOCKER_N:-$N}
 TP_SECONDS=${BENCH_TP_SECONDS:-5}
 TP_CLIENTS=${BENCH_TP_CLIENTS-1 2 8 32}
-ROWS=${BENCH_ROWS:-socket cli-fast cold bwrap rlimit plain docker}
+ROWS=${BENCH_ROWS:-socket socket-paced cli-fast cold bwrap rlimit plain docker}
+GAP_MS=${BENCH_GAP_MS:-20}
 HUTCH=${HUTCH:-build/hutch}
 CLIENT=build/bench-client
 PY=/usr/bin/python3 # never the python3 first on PATH (a pyenv shim here, 6x slower)
@@ -252,7 +255,7 @@ bench_table() {
 	header
 
 	local fast=0 wl c
-	if wants socket || wants cli-fast || [ -n "$TP_CLIENTS" ]; then
+	if wants socket || wants socket-paced || wants cli-fast || [ -n "$TP_CLIENTS" ]; then
 		if start_daemon; then
 			fast=1
 		else
@@ -272,6 +275,23 @@ bench_table() {
 			done
 		else
 			note_row socket "$l_socket" "$daemon_note"
+		fi
+	fi
+	# The same, one request every GAP_MS: the pool has refilled between
+	# requests, as the "warm pool" asks; back to back, the refill
+	# competes with the requests for the same cores.
+	local l_paced="hutch fast: socket, ${GAP_MS} ms apart"
+	if wants socket-paced; then
+		if [ "$fast" = 1 ]; then
+			row socket-paced "$l_paced"
+			for wl in "${WORKLOADS[@]}"; do
+				log "socket-paced $wl: $N runs, ${GAP_MS} ms apart"
+				"$CLIENT" latency -s "$sock" -c "${CODE[$wl]}" -e "${EXPECT[$wl]}" \
+					-n "$N" -w "$WARMUP" -g "$GAP_MS" -o "$RAW/socket-paced.$wl.txt" ||
+					failed "socket-paced $wl"
+			done
+		else
+			note_row socket-paced "$l_paced" "$daemon_note"
 		fi
 	fi
 	if wants cli-fast; then
