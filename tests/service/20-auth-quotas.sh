@@ -64,7 +64,7 @@ like "$m" 'hutch_http_rejected_total\{reason="quota"\} 2' "and the quota ones"
 as_user "$HUTCH_BIN" keys revoke bob --state-dir "$STATE" >/dev/null
 r=$(api "$B" GET /v1/sessions)
 is "$(status_of "$r")" 401 "a revoked key is refused at once (no restart)"
-ok "server alive after all that: $(server_alive && echo yes)"
+is_alive "server alive after all that"
 
 # --insecure-local: loopback clients need no key; others still do
 stop_serve

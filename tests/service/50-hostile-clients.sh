@@ -56,6 +56,6 @@ is "$n" 40 "40 concurrent runs are all answered"
 r=$(api "$K" POST /v1/run -d '{"argv":["sh","-c","sleep 3; echo done"]}')
 is "$(body_of "$r" | jget stdout)" "done" "a 3 s run outlives a 2 s idle timeout"
 
-ok "the server is alive: $(server_alive && echo yes)"
+is_alive "the server is alive"
 if kill -0 "$SRV_PID" 2>/dev/null; then ok "and its process never died"; else not_ok "the server process died"; fi
 done_testing

@@ -87,3 +87,8 @@ body_of() { sed '$d' <<<"$1"; }
 server_alive() {
 	[ "$(curl -s -m 5 -o /dev/null -w '%{http_code}' "$URL/v1/health")" = 200 ]
 }
+
+# is_alive NAME: a test line that fails if the server no longer answers
+is_alive() {
+	if server_alive; then ok "$1"; else not_ok "$1" "GET /v1/health did not answer 200"; fi
+}
