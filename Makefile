@@ -59,7 +59,8 @@ FUZZ_TARGETS := $(patsubst fuzz/fuzz-%.c,%,$(wildcard fuzz/fuzz-*.c))
 
 KERNELS := kernels/python.py kernels/bash.py kernels/node.js
 LIB_OBJ := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/src/session/kernel_src.o
-ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o) build/obj/src/zygote/runner_src.o
+ZYGOTE_OBJ := $(ZYGOTE_SRC:%.c=build/obj/%.o) build/obj/src/zygote/runner_src.o \
+	build/obj/src/zygote/node_warm_src.o
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_LEAN_OBJ := $(CLI_LEAN_SRC:%.c=$(BUILD)/obj/%.o)
 CLI_FULL_OBJ := $(CLI_FULL_SRC:%.c=$(BUILD)/obj/%.o)
@@ -109,6 +110,10 @@ build/obj/src/zygote/%.o: src/zygote/%.c
 	$(Q)gcc $(BASE_CFLAGS) -Wno-format-truncation $(PY_CFLAGS) -D_FORTIFY_SOURCE=3 -fstack-protector-strong -fPIE -g -O2 -c $< -o $@
 
 build/obj/src/zygote/runner_src.o: src/zygote/runner_src.S kernels/zygote_runner.py
+	@mkdir -p $(dir $@)
+	$(Q)gcc -c $< -o $@
+
+build/obj/src/zygote/node_warm_src.o: src/zygote/node_warm_src.S kernels/node_warm.js
 	@mkdir -p $(dir $@)
 	$(Q)gcc -c $< -o $@
 

@@ -167,6 +167,7 @@ int hutch_net_block(const struct hutch_net_block *blocks, size_t n, struct hutch
 int hutch_caps_drop_all(bool in_userns, struct hutch_err *err);
 int hutch_caps_keep_across_exec(struct hutch_err *err);
 int hutch_rlimit_apply(const struct hutch_cell_rlimits *rl, struct hutch_err *err);
+int hutch_rlimit_apply_to(pid_t pid, const struct hutch_cell_rlimits *rl, struct hutch_err *err);
 int hutch_landlock_apply(struct hutch_err *err);
 
 #endif

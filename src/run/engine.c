@@ -263,7 +263,7 @@ static void check_cpu(struct hutch_engine *c)
 
 	if (!limit_us || !c->cg.version || c->cpu_exceeded)
 		return;
-	if (hutch_cgroup_cpu_us(&c->cg) >= limit_us) {
+	if (hutch_cgroup_cpu_us(&c->cg) >= limit_us + c->cpu_base_us) {
 		c->cpu_exceeded = true;
 		kill_all(c);
 	}
@@ -463,6 +463,8 @@ static void finish(struct hutch_engine *c, uint64_t t_end_run)
 	if (c->cg.version)
 		hutch_cgroup_stats(&c->cg, &st);
 	/* without a cgroup: what init measured of the program's tree */
+	if (st.has_cpu)
+		st.cpu_us = st.cpu_us > c->cpu_base_us ? st.cpu_us - c->cpu_base_us : 0;
 	res->cpu_ms = st.has_cpu ? st.cpu_us / 1000 : c->report.cpu_us / 1000;
 	res->peak_memory_bytes = st.has_peak ? st.peak_bytes : c->report.maxrss_bytes;
 	res->bytes_written = c->have_status ? c->report.disk_used : 0;
@@ -519,9 +521,16 @@ static void run_cell(struct hutch_engine *c, uint64_t t0)
 	} else {
 		stdin_fd = open_stdin(c->req, &e);
 	}
-	if (stdin_fd < 0 || pipe2(pipes[0], O_CLOEXEC) < 0 || pipe2(pipes[1], O_CLOEXEC) < 0) {
-		if (stdin_fd >= 0)
-			hutch_err_set(&e, errno, "pipe");
+	if (stdin_fd >= 0 && c->given_out >= 0) {
+		pipes[0][0] = c->given_out;
+		pipes[1][0] = c->given_err;
+		c->given_out = c->given_err = -1;
+	} else if (stdin_fd >= 0 &&
+		   (pipe2(pipes[0], O_CLOEXEC) < 0 || pipe2(pipes[1], O_CLOEXEC) < 0)) {
+		hutch_err_set(&e, errno, "pipe");
+		stdin_fd = (close(stdin_fd), -1);
+	}
+	if (stdin_fd < 0) {
 		hutch_engine_fail(res, "stdio", &e);
 		goto out;
 	}
@@ -532,8 +541,9 @@ static void run_cell(struct hutch_engine *c, uint64_t t0)
 		hutch_engine_fail(res, "spawn", &e);
 		goto out;
 	}
-	close(pipes[0][1]);
-	close(pipes[1][1]);
+	for (int i = 0; i < 2; i++)
+		if (pipes[i][1] >= 0)
+			close(pipes[i][1]);
 	pipes[0][1] = pipes[1][1] = -1;
 	c->out_fd = pipes[0][0];
 	c->err_fd = pipes[1][0];
@@ -569,7 +579,7 @@ int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec
 	c.ops = ops;
 	c.req = req;
 	c.res = res;
-	c.out_fd = c.err_fd = -1;
+	c.out_fd = c.err_fd = c.given_out = c.given_err = -1;
 	c.cancel_fd = hooks && hooks->cancel_fd > 0 ? hooks->cancel_fd : -1;
 	c.stdin_from_hooks = hooks && hooks->stdin_fd > 0 ? hooks->stdin_fd : -1;
 	c.cell.pidfd = c.cell.report_fd = c.cell.status_fd = -1;
@@ -585,6 +595,10 @@ int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec
 		close(c.out_fd);
 	if (c.err_fd >= 0)
 		close(c.err_fd);
+	if (c.given_out >= 0)
+		close(c.given_out);
+	if (c.given_err >= 0)
+		close(c.given_err);
 	hutch_capture_release(&c.out);
 	hutch_capture_release(&c.err);
 	return 0;

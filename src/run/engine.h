@@ -17,7 +17,8 @@ struct hutch_engine_ops {
 	 * hutch_engine_fill_enforced; on failure call hutch_engine_fail and
 	 * return -1. */
 	int (*acquire)(struct hutch_engine *c);
-	/* Start the program with these stdio fds: fill c->cell (pidfd to kill,
+	/* Start the program with these stdio fds (out_w and err_w are -1 when
+	 * acquire gave the cell's own pipes): fill c->cell (pidfd to kill,
 	 * report_fd to read setup's outcome from, status_fd for init's report). */
 	int (*start)(struct hutch_engine *c, int stdin_fd, int out_w, int err_w,
 		     struct hutch_err *err);
@@ -57,6 +58,14 @@ struct hutch_engine {
 	bool watch_gone;
 	/* allow: on the fast path, the proxy start set up (run/proxy.h) */
 	struct hutch_proxy *proxy;
+	/* Set by acquire when the cell comes with its own output pipes (a
+	 * program started ahead already writes to them): their read ends,
+	 * which the engine takes over; -1 otherwise. */
+	int given_out;
+	int given_err;
+	/* CPU time the cell's cgroup had used before the request (that
+	 * program's start-up): not the request's */
+	uint64_t cpu_base_us;
 };
 
 int hutch_engine_run(const struct hutch_engine_ops *ops, const struct hutch_exec_request *req,

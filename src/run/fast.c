@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "run/engine.h"
+#include "run/lang.h"
 #include "run/fast.h"
 #include "run/netwatch.h"
 #include "run/proxy.h"
@@ -21,13 +22,21 @@
  * stdio and the request, and let it place files, drop privileges and run.
  */
 
+/* node runs in a node cell, where a node started ahead waits for it */
+static char cell_kind(const struct hutch_exec_request *req)
+{
+	const struct hutch_lang *lang = hutch_lang_find(req->language);
+
+	return lang && strcmp(lang->name, "node") == 0 ? HUTCH_CELL_NODE : HUTCH_CELL_ANY;
+}
+
 static int acquire(struct hutch_engine *c)
 {
 	struct hutch_pool *pool = c->ops->data;
 	struct hutch_pool_entry *e = hutch_xcalloc(1, sizeof(*e));
 	struct hutch_err err;
 
-	if (hutch_pool_take(pool, e, &err) < 0) {
+	if (hutch_pool_take(pool, cell_kind(c->req), e, &err) < 0) {
 		free(e);
 		hutch_engine_fail(c->res, "pool", &err);
 		return -1;
@@ -46,6 +55,15 @@ static int acquire(struct hutch_engine *c)
 		return -1;
 	}
 	hutch_engine_fill_enforced(c, e->cg_note);
+	if (e->kind == HUTCH_CELL_NODE) {
+		/* its node writes to these already; its start-up's CPU is in
+		 * the cgroup's count and not the request's */
+		c->given_out = e->out_fd;
+		c->given_err = e->err_fd;
+		e->out_fd = e->err_fd = -1;
+		if (c->cg.version)
+			c->cpu_base_us = hutch_cgroup_cpu_us(&c->cg);
+	}
 	return 0;
 }
 
@@ -117,6 +135,8 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 	struct hutch_zmsg_run msg = {'R', (uint8_t)(c->cg.version != 0), {0}, e->disk_bytes};
 	int req_fd = request_memfd(c->req, err);
 	int fds[4] = {stdin_fd, out_w, err_w, req_fd};
+	/* a node cell has its node's stdout and stderr: stdin and request */
+	int nfds = e->kind == HUTCH_CELL_NODE ? 2 : 4;
 
 	if (req_fd < 0)
 		return -1;
@@ -124,7 +144,9 @@ static int start(struct hutch_engine *c, int stdin_fd, int out_w, int err_w, str
 		close(req_fd);
 		return -1;
 	}
-	int rc = hutch_send_fds(e->chan, &msg, sizeof(msg), fds, 4);
+	if (nfds == 2)
+		fds[1] = req_fd;
+	int rc = hutch_send_fds(e->chan, &msg, sizeof(msg), fds, nfds);
 	close(req_fd);
 	if (rc < 0)
 		return hutch_err_set(err, errno, "hand the request to the cell");

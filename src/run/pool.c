@@ -38,6 +38,12 @@ struct hutch_pool {
 	unsigned min;
 	unsigned max;
 	unsigned target;
+	/* node cells (a node started ahead in each): none until node requests
+	 * come, then as many as they miss, up to max */
+	struct hutch_pool_entry *ready_node;
+	unsigned nready_node;
+	unsigned target_node;
+	time_t node_failed; /* when a node cell last failed to start */
 	bool stopping;
 	pthread_t refiller;
 	bool has_refiller;
@@ -50,7 +56,10 @@ struct hutch_pool {
 	uint64_t served;
 	uint64_t misses;
 	uint64_t forks;
+	uint64_t served_node;
+	uint64_t misses_node;
 	time_t last_miss;
+	time_t last_node; /* when a node request last came */
 	/* cgroups of finished runs, removed in the background (a cgroup can
 	 * only go once its processes have been reaped: not on the reply path) */
 	struct hutch_cgroup *graveyard;
@@ -174,6 +183,8 @@ void hutch_pool_entry_release(struct hutch_pool_entry *e)
 	close_fd(&e->status_fd);
 	close_fd(&e->watch_fd);
 	close_fd(&e->proxy_fd);
+	close_fd(&e->out_fd);
+	close_fd(&e->err_fd);
 }
 
 /* Open cgroup.procs of each hierarchy of cg, for the zygote's A to attach B. */
@@ -223,7 +234,8 @@ static int ask_zygote(struct hutch_pool *p, const struct hutch_zmsg_fork *msg, c
 
 /* The new cell's three messages: B's hello, which carries its pid as we
  * see it (the zygote's answer is in its own namespace), B's connect watch
- * listener, then C's, once it is warm and locked down. */
+ * listener, then C's, once it is warm and locked down (a node cell's with
+ * its node's stdout and stderr). */
 static int wait_ready(int chan, pid_t *pid, struct hutch_pool_entry *e, struct hutch_err *err)
 {
 	char hello = 0;
@@ -237,17 +249,22 @@ static int wait_ready(int chan, pid_t *pid, struct hutch_pool_entry *e, struct h
 	e->proxy_fd = fds[1];
 	if (n != 1 || nfds != 2 || hello != 'w')
 		return hutch_err_setx(err, ECHILD, "the new cell sent no connect watch");
-	if (read(chan, &hello, 1) != 1 || hello != 'c')
+	fds[0] = fds[1] = -1;
+	n = hutch_recv_fds(chan, &hello, 1, fds, 2, &nfds);
+	e->out_fd = fds[0];
+	e->err_fd = fds[1];
+	if (n != 1 || hello != e->kind || nfds != (hello == HUTCH_CELL_NODE ? 2 : 0))
 		return hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
 	return 0;
 }
 
-/* Ask the zygote for one cell. */
-static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct hutch_err *err)
+/* Ask the zygote for one cell of this kind (HUTCH_CELL_*). */
+static int make_entry(struct hutch_pool *p, char kind, struct hutch_pool_entry *e,
+		      struct hutch_err *err)
 {
 	struct hutch_limits defaults = {.memory_bytes = HUTCH_DEFAULT_MEMORY,
 					.pids = HUTCH_DEFAULT_PIDS};
-	struct hutch_zmsg_fork msg = {'F', 0, {0}, POOL_DISK};
+	struct hutch_zmsg_fork msg = {'F', 0, kind, {0}, POOL_DISK};
 	int chan[2] = {-1, -1};
 	int status[2] = {-1, -1};
 	int fds[2 + HUTCH_CG_NCTL];
@@ -256,6 +273,8 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 
 	memset(e, 0, sizeof(*e));
 	e->pidfd = e->chan = e->status_fd = e->watch_fd = e->proxy_fd = -1;
+	e->out_fd = e->err_fd = -1;
+	e->kind = kind;
 	e->disk_bytes = POOL_DISK;
 	pthread_mutex_lock(&p->mu);
 	snprintf(name, sizeof(name), "%d.z%llu", getpid(), (unsigned long long)++p->seq);
@@ -309,6 +328,8 @@ static int make_entry(struct hutch_pool *p, struct hutch_pool_entry *e, struct h
 out_fail:
 	close_fd(&e->watch_fd);
 	close_fd(&e->proxy_fd);
+	close_fd(&e->out_fd);
+	close_fd(&e->err_fd);
 	close_fd(&chan[0]);
 	close_fd(&chan[1]);
 	close_fd(&status[0]);
@@ -341,6 +362,48 @@ static void dig(struct hutch_pool *p)
 	}
 }
 
+/* With p->mu held: what the refill should make next, or 0 when both kinds
+ * are at their targets. Cells for any program first: most requests are. */
+static char next_kind(const struct hutch_pool *p)
+{
+	if (p->nready < p->target)
+		return HUTCH_CELL_ANY;
+	if (p->nready_node < p->target_node)
+		return HUTCH_CELL_NODE;
+	return 0;
+}
+
+/* With p->mu held: release the ready cells of one kind beyond its target. */
+static void trim(struct hutch_pool *p, struct hutch_pool_entry *ready, unsigned *nready,
+		 unsigned target)
+{
+	while (*nready > target) {
+		struct hutch_pool_entry extra = ready[--*nready];
+		pthread_mutex_unlock(&p->mu);
+		hutch_pool_entry_release(&extra);
+		pthread_mutex_lock(&p->mu);
+	}
+}
+
+/* With p->mu held: wait for work; idle for 30 s, shrink one step. */
+static void idle(struct hutch_pool *p)
+{
+	struct timespec until;
+	time_t now;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	if (pthread_cond_timedwait(&p->wake, &p->mu, &until) != ETIMEDOUT)
+		return;
+	now = time(NULL);
+	if (p->target > p->min && now - p->last_miss > 30)
+		p->target--;
+	if (p->target_node > 0 && now - p->last_node > 30)
+		p->target_node--;
+	trim(p, p->ready, &p->nready, p->target);
+	trim(p, p->ready_node, &p->nready_node, p->target_node);
+}
+
 static void *refill_main(void *arg)
 {
 	struct hutch_pool *p = arg;
@@ -349,25 +412,24 @@ static void *refill_main(void *arg)
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		dig(p);
-		if (p->nready >= p->target) {
-			struct timespec until;
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += 10;
-			if (pthread_cond_timedwait(&p->wake, &p->mu, &until) == ETIMEDOUT &&
-			    p->target > p->min && time(NULL) - p->last_miss > 30)
-				p->target--; /* idle: shrink one step at a time */
-			while (p->nready > p->target) {
-				struct hutch_pool_entry extra = p->ready[--p->nready];
-				pthread_mutex_unlock(&p->mu);
-				hutch_pool_entry_release(&extra);
-				pthread_mutex_lock(&p->mu);
-			}
+		char kind = next_kind(p);
+		if (!kind) {
+			idle(p);
 			continue;
 		}
 		pthread_mutex_unlock(&p->mu);
 		struct hutch_pool_entry e;
-		int rc = make_entry(p, &e, &err);
+		int rc = make_entry(p, kind, &e, &err);
 		pthread_mutex_lock(&p->mu);
+		if (rc < 0 && kind == HUTCH_CELL_NODE) {
+			/* no node in the template, say: node requests take cells
+			 * for any program (node by execve) for a while */
+			if (!p->stopping)
+				hutch_log(HUTCH_LOG_WARN, "pool: no warm node: %s", err.msg);
+			p->node_failed = time(NULL);
+			p->target_node = 0;
+			continue;
+		}
 		if (rc < 0) {
 			if (!p->stopping)
 				hutch_log(HUTCH_LOG_WARN, "pool: cannot make a cell: %s", err.msg);
@@ -383,7 +445,10 @@ static void *refill_main(void *arg)
 			pthread_mutex_lock(&p->mu);
 			break;
 		}
-		p->ready[p->nready++] = e;
+		if (kind == HUTCH_CELL_NODE)
+			p->ready_node[p->nready_node++] = e;
+		else
+			p->ready[p->nready++] = e;
 		pthread_cond_broadcast(&p->wake);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -407,6 +472,7 @@ struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned 
 	p->target = min;
 	p->ctrl = p->zpidfd = -1;
 	p->ready = hutch_xcalloc(max, sizeof(*p->ready));
+	p->ready_node = hutch_xcalloc(max, sizeof(*p->ready_node));
 	snprintf(p->preload, sizeof(p->preload), "%s", preload ? preload : "");
 	if (start_zygote(p, err) < 0) {
 		hutch_pool_stop(p);
@@ -421,25 +487,42 @@ struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned 
 	return p;
 }
 
-int hutch_pool_take(struct hutch_pool *p, struct hutch_pool_entry *e, struct hutch_err *err)
+/* With p->mu held: the newest live cell of a ready list (its pages are the
+ * most likely to be warm), dropping those that died while they waited
+ * (their zygote was killed). */
+static bool pop_live(struct hutch_pool *p, struct hutch_pool_entry *ready, unsigned *nready,
+		     struct hutch_pool_entry *e)
+{
+	while (*nready > 0) {
+		*e = ready[--*nready];
+		struct pollfd pfd = {e->pidfd, POLLIN, 0};
+		if (poll(&pfd, 1, 0) == 0)
+			return true;
+		pthread_mutex_unlock(&p->mu);
+		hutch_pool_entry_release(e);
+		pthread_mutex_lock(&p->mu);
+	}
+	return false;
+}
+
+int hutch_pool_take(struct hutch_pool *p, char kind, struct hutch_pool_entry *e,
+		    struct hutch_err *err)
 {
 	pthread_mutex_lock(&p->mu);
-	while (p->nready > 0) {
-		/* newest first: its pages are the most likely to be warm */
-		*e = p->ready[--p->nready];
-		struct pollfd pfd = {e->pidfd, POLLIN, 0};
-		if (poll(&pfd, 1, 0) != 0) {
-			/* died while it waited (its zygote was killed): next one */
-			pthread_mutex_unlock(&p->mu);
-			hutch_pool_entry_release(e);
-			pthread_mutex_lock(&p->mu);
-			continue;
+	if (kind == HUTCH_CELL_NODE) {
+		p->last_node = time(NULL);
+		if (pop_live(p, p->ready_node, &p->nready_node, e)) {
+			p->served_node++;
+			goto served;
 		}
-		p->served++;
-		pthread_cond_broadcast(&p->wake);
-		pthread_mutex_unlock(&p->mu);
-		return 0;
+		/* none ready: this one runs node by execve in a cell for any
+		 * program; keep one more node cell from now on */
+		p->misses_node++;
+		if (p->target_node < p->max && time(NULL) - p->node_failed > 60)
+			p->target_node++;
 	}
+	if (pop_live(p, p->ready, &p->nready, e))
+		goto served;
 	/* Empty: grow the pool (up to its cap) and make this one now. */
 	p->misses++;
 	p->last_miss = time(NULL);
@@ -448,7 +531,12 @@ int hutch_pool_take(struct hutch_pool *p, struct hutch_pool_entry *e, struct hut
 	p->served++;
 	pthread_cond_broadcast(&p->wake);
 	pthread_mutex_unlock(&p->mu);
-	return make_entry(p, e, err);
+	return make_entry(p, HUTCH_CELL_ANY, e, err);
+served:
+	p->served++;
+	pthread_cond_broadcast(&p->wake);
+	pthread_mutex_unlock(&p->mu);
+	return 0;
 }
 
 bool hutch_pool_can_serve(const struct hutch_pool *p, const struct hutch_exec_request *req)
@@ -471,6 +559,10 @@ void hutch_pool_get_stats(struct hutch_pool *p, struct hutch_pool_stats *st)
 	st->forks = p->forks;
 	st->ready = p->nready;
 	st->target = p->target;
+	st->node_ready = p->nready_node;
+	st->node_target = p->target_node;
+	st->node_served = p->served_node;
+	st->node_misses = p->misses_node;
 	st->max = p->max;
 	st->zygote_pid = p->zpid > 0 ? p->zpid : 0;
 	pthread_mutex_unlock(&p->mu);
@@ -497,7 +589,10 @@ void hutch_pool_stop(struct hutch_pool *p)
 	close_fd(&p->zpidfd);
 	for (unsigned i = 0; i < p->nready; i++)
 		hutch_pool_entry_release(&p->ready[i]);
+	for (unsigned i = 0; i < p->nready_node; i++)
+		hutch_pool_entry_release(&p->ready_node[i]);
 	free(p->ready);
+	free(p->ready_node);
 	for (unsigned i = 0; i < p->ngrave; i++)
 		hutch_cgroup_destroy(&p->graveyard[i], NULL);
 	free(p->graveyard);

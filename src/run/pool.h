@@ -20,6 +20,9 @@ struct hutch_pool_entry {
 	int status_fd;
 	int watch_fd; /* the connect watch's listener (cell/connwatch.h) */
 	int proxy_fd; /* listener on the cell's 127.0.0.1:3128, for allow: */
+	char kind;    /* HUTCH_CELL_ANY or HUTCH_CELL_NODE (run/zproto.h) */
+	int out_fd;   /* a node cell's: its node's stdout and stderr */
+	int err_fd;
 	uint64_t disk_bytes;
 	struct hutch_cgroup cg;
 	char cg_note[160];
@@ -31,7 +34,11 @@ struct hutch_pool_stats {
 	uint64_t forks;	  /* entries made */
 	unsigned ready;	  /* entries waiting now */
 	unsigned target;  /* how many it keeps ready now */
-	unsigned max;	  /* the cap */
+	unsigned max;	  /* the cap (of each kind) */
+	unsigned node_ready;  /* node cells waiting now */
+	unsigned node_target; /* how many it keeps ready now */
+	uint64_t node_served; /* node requests served by a node cell */
+	uint64_t node_misses; /* node requests that found none ready */
 	pid_t zygote_pid; /* 0 when none */
 };
 
@@ -43,8 +50,11 @@ struct hutch_pool *hutch_pool_start(const char *preload, unsigned min, unsigned 
 				    struct hutch_err *err);
 /* Whether a request can run on this pool's cells (else: the cold path). */
 bool hutch_pool_can_serve(const struct hutch_pool *pool, const struct hutch_exec_request *req);
-/* Take a ready cell (or make one now when none is ready). */
-int hutch_pool_take(struct hutch_pool *pool, struct hutch_pool_entry *e, struct hutch_err *err);
+/* Take a ready cell of this kind (HUTCH_CELL_*, run/zproto.h). A node
+ * request may get a cell for any program instead (e->kind says which);
+ * when none is ready at all, one is made now. */
+int hutch_pool_take(struct hutch_pool *pool, char kind, struct hutch_pool_entry *e,
+		    struct hutch_err *err);
 /* Release what an entry holds (kills its processes, removes its cgroup). */
 void hutch_pool_entry_release(struct hutch_pool_entry *e);
 /* Hand a finished run's cgroup (its processes killed) to the pool, which

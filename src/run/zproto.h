@@ -7,12 +7,19 @@
 
 #include "hutch.h"
 
+/* What a cell is made for: any program (Python in the warm interpreter,
+ * the rest by execve), or node, with a node started ahead in it. */
+#define HUTCH_CELL_ANY 'c'
+#define HUTCH_CELL_NODE 'n'
+
 /* pool -> zygote: make a child. fds: chan, status write end, then ncg
- * cgroup.procs files to attach it to. */
+ * cgroup.procs files to attach it to. C says it is ready with one byte,
+ * its kind: 'c', or 'n' with its node's stdout and stderr read ends. */
 struct hutch_zmsg_fork {
 	char cmd; /* 'F' */
 	uint8_t ncg;
-	uint8_t pad[6];
+	char kind; /* HUTCH_CELL_ANY or HUTCH_CELL_NODE */
+	uint8_t pad[5];
 	uint64_t disk_bytes;
 };
 
@@ -24,7 +31,7 @@ struct hutch_zmsg_forked {
 };
 
 /* pool -> C: run this. fds: stdin, stdout, stderr, and a memfd holding the
- * ExecRequest JSON. C answers with one byte 'r' when the program starts (or
+ * ExecRequest JSON (a node cell: stdin and the memfd only). C answers with one byte 'r' when the program starts (or
  * EOF on exec), or a struct hutch_cell_failure. */
 struct hutch_zmsg_run {
 	char cmd; /* 'R' */

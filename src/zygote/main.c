@@ -6,8 +6,8 @@
  *   argv    hutch-zygote [PRELOAD_MODULES]   (comma-separated)
  *
  * A child (C in src/cell/zygote.h) waits on its channel for one request,
- * runs it — Python in the warm interpreter, anything else by execve — and
- * exits. */
+ * runs it — Python in the warm interpreter, node in the node a node cell
+ * started ahead (node.c), anything else by execve — and exits. */
 #include <errno.h>
 #include <signal.h>
 #include <fcntl.h>
@@ -79,30 +79,40 @@ static void lock_down(int chan)
 	/* seccomp: inherited from B, which loaded it before forking us */
 }
 
-/* The request's part of what the cold path's program does before execve. */
-static void prepare(int chan, const struct hutch_exec_request *req,
-		    const struct hutch_zmsg_run *msg, const int *stdio)
+/* The request's files, and the rlimits it asks for (cpu_extra_sec: CPU
+ * time a program started ahead has already used). Returns the working
+ * directory in workdir. */
+static void place(int chan, const struct hutch_exec_request *req, const struct hutch_zmsg_run *msg,
+		  char *workdir, size_t size, struct hutch_cell_rlimits *rl)
 {
 	struct hutch_err err = {0, ""};
-	char workdir[1100] = HUTCH_WORKSPACE;
 	size_t nfiles = 0;
 	struct hutch_file *files = hutch_runner_build_files(req, &nfiles);
 	const struct hutch_limits *l = &req->limits;
-	struct hutch_cell_rlimits rl = {
+
+	*rl = (struct hutch_cell_rlimits){
 		.file_bytes = l->file_bytes,
 		.cpu_sec = l->cpu_ms ? (l->cpu_ms + 999) / 1000 + (msg->has_cgroup ? 1 : 0) : 0,
 		.data_bytes = msg->has_cgroup ? 0 : l->memory_bytes,
 		.nproc = msg->has_cgroup ? 0 : l->pids,
 	};
-
+	snprintf(workdir, size, "%s", HUTCH_WORKSPACE);
 	if (req->workdir)
-		(void)hutch_sandbox_path(req->workdir, workdir, sizeof(workdir), 1, NULL);
+		(void)hutch_sandbox_path(req->workdir, workdir, size, 1, NULL);
 	/* the pool sends only requests for the size the layer was made with */
 	if (l->disk_bytes != msg->default_disk)
 		fail(chan, "rootfs",
 		     (hutch_err_setx(&err, EINVAL, "disk size differs from the pool's"), &err));
 	if (hutch_layer_place(HUTCH_WORKSPACE, files, nfiles, workdir, &err) < 0)
 		fail(chan, "files", &err);
+}
+
+/* The rest of what the cold path's program does before execve. */
+static void prepare(int chan, const char *workdir, const struct hutch_cell_rlimits *rl,
+		    const int *stdio)
+{
+	struct hutch_err err = {0, ""};
+
 	if (setsid() < 0)
 		fail(chan, "setsid", (hutch_err_set(&err, errno, "setsid"), &err));
 	for (int i = 0; i < 3; i++)
@@ -113,16 +123,46 @@ static void prepare(int chan, const struct hutch_exec_request *req,
 	close_range((unsigned)chan + 1, ~0u, 0);
 	if (chdir(workdir) < 0)
 		fail(chan, "workdir", (hutch_err_set(&err, errno, "chdir '%s'", workdir), &err));
-	if (hutch_rlimit_apply(&rl, &err) < 0)
+	if (hutch_rlimit_apply(rl, &err) < 0)
 		fail(chan, "rlimit", &err);
 }
 
-/* C: one request, then exit. */
-static _Noreturn void serve_child(int chan)
+/* A node cell's request, in the node started ahead. Returns when that node
+ * does not fit it (node_warm_fits), with the node stopped. */
+static void run_warm_node(int chan, struct hutch_node_warm *node, char **argv, char **envp,
+			  const char *workdir, struct hutch_cell_rlimits *rl, int stdin_fd)
+{
+	struct hutch_err err = {0, ""};
+
+	if (!hutch_node_warm_fits(argv, envp, stdin_fd)) {
+		hutch_node_warm_stop(node);
+		return;
+	}
+	/* RLIMIT_CPU counts node's start-up too (~0.1 s): one second more */
+	if (rl->cpu_sec)
+		rl->cpu_sec++;
+	if (hutch_rlimit_apply_to(node->pid, rl, &err) < 0)
+		fail(chan, "rlimit", &err);
+	/* C only waits now: no core of it, whatever it dies of */
+	if (hutch_rlimit_apply(rl, &err) < 0)
+		fail(chan, "rlimit", &err);
+	if (hutch_node_warm_send(node, argv, envp, workdir, &err) < 0)
+		fail(chan, "node", &err);
+	if (write(chan, "r", 1) != 1)
+		_exit(127);
+	close_range(0, ~0u, 0);
+	node->pidfd = node->ctl = node->out_r = node->out_w = node->err_r = node->err_w = -1;
+	hutch_node_warm_wait_exit(node);
+}
+
+/* C: one request, then exit. A node cell ('n') starts its node first and
+ * hands the pool that node's output pipes with its ready message. */
+static _Noreturn void serve_child(int chan, char kind)
 {
 	struct hutch_zmsg_run msg = {0};
 	struct hutch_exec_request req;
 	struct hutch_err err = {0, ""};
+	struct hutch_node_warm node = {.pid = -1};
 	int fds[4];
 	int nfds = 0;
 	size_t len = 0;
@@ -132,24 +172,44 @@ static _Noreturn void serve_child(int chan)
 	hutch_cell_scrub_args_and_env();
 	lock_down(chan);
 	/* ready: the pool hands out only cells that got this far */
-	if (write(chan, "c", 1) != 1)
+	if (kind == HUTCH_CELL_NODE) {
+		if (hutch_node_warm_start(&node, &err) < 0)
+			fail(chan, "node", &err);
+		int out[2] = {node.out_r, node.err_r};
+		if (hutch_send_fds(chan, "n", 1, out, 2) < 0)
+			_exit(127);
+		close(node.out_r);
+		close(node.err_r);
+		node.out_r = node.err_r = -1;
+	} else if (write(chan, "c", 1) != 1) {
 		_exit(127);
+	}
+	/* fds: stdin, stdout, stderr, the request; a node cell's stdout and
+	 * stderr are its node's, so it gets only stdin and the request */
+	int want = kind == HUTCH_CELL_NODE ? 2 : 4;
 	ssize_t n = hutch_recv_fds(chan, &msg, sizeof(msg), fds, 4, &nfds);
-	if (n != (ssize_t)sizeof(msg) || msg.cmd != 'R' || nfds != 4)
+	if (n != (ssize_t)sizeof(msg) || msg.cmd != 'R' || nfds != want)
 		_exit(127); /* the pool gave up on us */
-	json = read_all(fds[3], &len);
-	close(fds[3]);
+	int req_fd = fds[want - 1];
+	int stdio[3] = {fds[0], want == 4 ? fds[1] : node.out_w, want == 4 ? fds[2] : node.err_w};
+	json = read_all(req_fd, &len);
+	close(req_fd);
 	hutch_request_init(&req);
 	if (!json || hutch_request_from_json(&req, json, len, &err) < 0)
 		fail(chan, "request", &err);
 	free(json);
-	prepare(chan, &req, &msg, fds);
+	char workdir[1100];
+	struct hutch_cell_rlimits rl;
+	place(chan, &req, &msg, workdir, sizeof(workdir), &rl);
 	char **argv = hutch_runner_build_argv(&req);
 	char **envp = hutch_runner_build_env(&req);
 	if (req.net && strncmp(req.net, "allow:", 6) == 0)
 		envp = hutch_proxy_env(envp); /* the pool started the proxy */
+	if (node.pid > 0)
+		run_warm_node(chan, &node, argv, envp, workdir, &rl, stdio[0]);
+	prepare(chan, workdir, &rl, stdio);
 	const struct hutch_lang *lang = req.language ? hutch_lang_find(req.language) : NULL;
-	if (lang && strcmp(lang->name, "python") == 0) {
+	if (kind != HUTCH_CELL_NODE && lang && strcmp(lang->name, "python") == 0) {
 		/* In the warm interpreter: argv[1] is the placed file. */
 		if (write(chan, "r", 1) != 1)
 			_exit(127);
@@ -212,9 +272,10 @@ static void handle_fork(const struct hutch_zmsg_fork *msg, int *fds, int nfds)
 		pid = hutch_zygote_fork(&spec, &reply.err);
 		if (pid == 0) {
 			hutch_zygote_python_after_fork(1);
-			hutch_zygote_python_warm();
+			if (msg->kind != HUTCH_CELL_NODE)
+				hutch_zygote_python_warm();
 			warm_c();
-			serve_child(spec.chan_fd);
+			serve_child(spec.chan_fd, msg->kind);
 		}
 		hutch_zygote_python_after_fork(0);
 		reply.pid = pid;
