@@ -2,12 +2,15 @@
  * bench-client: the measuring end of bench/run.sh.
  *
  *   bench-client latency    -s SOCK -c CODE -e EXPECT -n N -w WARMUP -o OUT [-g GAP_MS]
+ *                           [-l LANG]
  *   bench-client throughput -s SOCK -c CODE -e EXPECT -j CLIENTS -t SECONDS [-w WARMUP]
  *   bench-client soak       -s SOCK -c CODE -e EXPECT -n N -i EVERY -p PID [-r RECONNECT]
- *   bench-client spawn      -e EXPECT -n N -w WARMUP -o OUT [-m plain|json|json-fast] -- CMD...
+ *   bench-client spawn      -e EXPECT -n N -w WARMUP -o OUT [-m plain|json|json-fast]
+ *                           [-g GAP_MS] -- CMD...
  *
  * The first three speak the daemon's frame protocol (docs/daemon.md): one unix-socket
- * connection per client, kept alive, 'Q' frames carrying {"language":"python","code":CODE}
+ * connection per client, kept alive, 'Q' frames carrying {"language":LANG,"code":CODE}
+ * (LANG: -l, default python)
  * and one 'R' frame (the ExecResult) read back per request. `spawn` times a whole process
  * per run (posix_spawn to waitpid, stdout and stderr read through pipes), for the CLI and
  * the other sandboxes compared with hutch.
@@ -51,7 +54,8 @@ struct opts {
 	const char *out;
 	const char *mode;
 	long n, warmup, clients, every, reconnect;
-	long gap_ms; /* latency: pause between requests (untimed), so the pool refills */
+	long gap_ms; /* latency, spawn: pause between runs (untimed), so the pool refills */
+	const char *lang;
 	double seconds;
 	pid_t pid;
 	char **argv; /* spawn: the command */
@@ -697,6 +701,8 @@ static int cmd_spawn(const struct opts *o)
 			report_failure(o->argv[0], i, &nfail, why);
 		if (i >= o->warmup)
 			print_sample(out, &s);
+		if (o->gap_ms > 0)
+			usleep((useconds_t)o->gap_ms * 1000);
 	}
 	free(so.data);
 	free(se.data);
@@ -719,24 +725,29 @@ __attribute__((noreturn)) static void usage(void)
 {
 	fputs("usage:\n"
 	      "  bench-client latency    -s SOCK -c CODE -e EXPECT -n N -w WARMUP -o OUT [-g "
-	      "GAP_MS]\n"
+	      "GAP_MS] [-l LANG]\n"
 	      "  bench-client throughput -s SOCK -c CODE -e EXPECT -j CLIENTS -t SECONDS "
 	      "[-w WARMUP]\n"
 	      "  bench-client soak       -s SOCK -c CODE -e EXPECT -n N -i EVERY -p PID "
 	      "[-r RECONNECT]\n"
 	      "  bench-client spawn      -e EXPECT -n N -w WARMUP -o OUT "
-	      "[-m plain|json|json-fast] -- CMD...\n",
+	      "[-m plain|json|json-fast] [-g GAP_MS] -- CMD...\n",
 	      stderr);
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	struct opts o = {.n = 200, .warmup = 10, .clients = 1, .seconds = 5, .every = 10000};
+	struct opts o = {.n = 200,
+			 .warmup = 10,
+			 .clients = 1,
+			 .seconds = 5,
+			 .every = 10000,
+			 .lang = "python"};
 	if (argc < 2)
 		usage();
 	const char *cmd = argv[1];
-	for (int c; (c = getopt(argc - 1, argv + 1, "+s:c:e:o:m:n:w:j:t:i:p:r:g:")) != -1;) {
+	for (int c; (c = getopt(argc - 1, argv + 1, "+s:c:e:o:m:n:w:j:t:i:p:r:g:l:")) != -1;) {
 		switch (c) {
 		case 's':
 			o.sock = optarg;
@@ -758,6 +769,9 @@ int main(int argc, char **argv)
 			break;
 		case 'g':
 			o.gap_ms = num(optarg, "-g");
+			break;
+		case 'l':
+			o.lang = optarg;
 			break;
 		case 'w':
 			o.warmup = num(optarg, "-w");
@@ -799,7 +813,7 @@ int main(int argc, char **argv)
 	}
 	if (!o.sock || !o.code)
 		usage();
-	json_t *req = json_pack("{s:s, s:s}", "language", "python", "code", o.code);
+	json_t *req = json_pack("{s:s, s:s}", "language", o.lang, "code", o.code);
 	if (!req)
 		die("cannot build the request JSON");
 	request_json = json_dumps(req, JSON_COMPACT);

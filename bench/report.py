@@ -111,7 +111,7 @@ def main():
         plain = stats.get((PLAIN, key))
         out.append(f"workload {key}: {code}")
         out.append(f"{'':<{label_w}}  {'median ms':>10} {'p99 ms':>9} {'vs fast':>8} "
-                   f"{'vs python3':>10} {'runs':>6}")
+                   f"{'vs plain':>10} {'runs':>6}")
         for rid, label, note in rows:
             if note:
                 out.append(f"{label:<{label_w}}  {note}")
@@ -128,8 +128,8 @@ def main():
                 failures.append(f"{label}, workload {key}: {st['fail']} failed runs "
                                 f"(left out of the statistics)")
         out.append("")
-    out.append("vs fast, vs python3: this median / the median of hutch's fast path over the "
-               "socket, / that of plain python3")
+    out.append("vs fast, vs plain: this median / the median of hutch's fast path over the "
+               "socket, / that of the interpreter with no isolation")
     out.append("runs: runs that passed the output check (!N: N more failed it)")
     if not any(k[0] == FAST for k in stats):
         out.append("(the fast path did not run, so there is no ratio to it)")

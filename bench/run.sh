@@ -6,6 +6,8 @@
 #                             sampling its RSS, open fds, threads and processes
 #   bench/run.sh sessions     stateful sessions (docs/sessions.md): exec/sh round trips,
 #                             new/kill, pause/resume, memory per idle session (bench/sessions.py)
+#   bench/run.sh node         the same table for a node snippet: hutch's warm node (a node
+#                             started ahead in each node cell) against node started per run
 #
 # Rows, each for two workloads (A: a sum, B: json + re), BENCH_N runs after BENCH_WARMUP:
 #   socket   hutch fast path over the daemon's socket (build/bench-client, keep-alive)
@@ -32,6 +34,8 @@
 #   BENCH_TP_CLIENTS="1 2 8 32"  concurrent socket clients per level ("": no throughput)
 #   BENCH_ROWS="socket socket-paced cli-fast cold bwrap rlimit plain docker"  the rows to run
 #   BENCH_GAP_MS=20              socket-paced: the pause between its requests
+#   node: BENCH_N (default 100 there), BENCH_WARMUP, BENCH_NODE_GAP_MS=250 (the pause
+#         between the paced fast rows' requests; a node cell costs a node start-up)
 #   BENCH_SOAK_EVERY=10000 soak: sample every this many executions
 #   BENCH_SOAK_RECONNECT=1000  soak: open a new connection every this many (0: never)
 #   BENCH_DAEMON_ARGS=     more options for `hutch daemon` (e.g. "--pool 8 --log-level warn")
@@ -39,14 +43,15 @@
 #             BENCH_NEW_N=20, BENCH_PAUSE_N=100, BENCH_TIMEOUT=120, BENCH_SETTLE=10
 #             (see bench/sessions.py)
 #   HUTCH=build/hutch      the hutch binary
-# Output: the tables on stdout and in build/bench/results.txt (soak: build/bench/soak.txt);
-# sessions: build/bench/sessions.txt); the raw per-run samples in build/bench/raw/
+# Output: the tables on stdout and in build/bench/results.txt (soak: build/bench/soak.txt;
+# sessions: build/bench/sessions.txt; node: build/bench/node.txt); the raw per-run samples in build/bench/raw/
 # (sessions: build/bench/sessions-raw/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 N=${BENCH_N:-200}
 [ "${1:-}" != sessions ] || N=${BENCH_N:-500}
+[ "${1:-}" != node ] || N=${BENCH_N:-100}
 WARMUP=${BENCH_WARMUP:-10}
 DOCKER_N=${BENCH_DOCKER_N:-$N}
 TP_SECONDS=${BENCH_TP_SECONDS:-5}
@@ -443,6 +448,59 @@ bench_sessions() {
 	return "$rc"
 }
 
+# The node table (bench/run.sh node). A node cell costs a whole node start-up (~100 ms of
+# CPU here) where a Python cell costs a fork, so the pool keeps as many as node requests
+# ask for and refills them slowly: the paced rows leave BENCH_NODE_GAP_MS between
+# requests, so each finds a node cell ready; the back-to-back row shows a drained pool
+# (node then starts per run in a ready cell, as it did before node cells).
+bench_node() {
+	local gap=${BENCH_NODE_GAP_MS:-250} node_bin wl=N
+	[[ "$gap" =~ ^[0-9]+$ ]] || die "BENCH_NODE_GAP_MS must be a number, not '$gap'"
+	node_bin=$(command -v /usr/bin/node node | head -n1) || die "node: not installed"
+	WORKLOADS=(N)
+	CODE[N]='console.log([...Array(1000).keys()].reduce((a, b) => a + b))'
+	EXPECT[N]=499500
+	RAW=$OUT/node-raw
+	rm -rf "$RAW"
+	mkdir -p "$RAW"
+	printf 'N\t%s\n' "${CODE[N]}" >"$RAW/workloads.tsv"
+	: >"$RAW/rows.tsv"
+	: >"$RAW/notes.txt"
+	header
+	daemon_log=$OUT/node-daemon.log
+	start_daemon || die "node: fast path $daemon_note"
+	row socket "hutch fast node: socket, ${gap} ms apart"
+	log "socket node: $N runs, $gap ms apart"
+	"$CLIENT" latency -l node -s "$sock" -c "${CODE[N]}" -e "${EXPECT[N]}" -n "$N" \
+		-w "$WARMUP" -g "$gap" -o "$RAW/socket.N.txt" || failed "socket node"
+	row socket-b2b "hutch fast node: socket, back to back"
+	log "socket node: $N runs, back to back"
+	"$CLIENT" latency -l node -s "$sock" -c "${CODE[N]}" -e "${EXPECT[N]}" -n "$N" \
+		-w 0 -o "$RAW/socket-b2b.N.txt" || failed "socket node, back to back"
+	sleep 2 # the node cells refill
+	row cli-fast "hutch fast node: \`hutch run\` CLI, ${gap} ms apart"
+	log "cli-fast node: $N runs, $gap ms apart"
+	HUTCH_SOCKET=$sock "$CLIENT" spawn -e "${EXPECT[N]}" -n "$N" -w "$WARMUP" -m json-fast \
+		-g "$gap" -o "$RAW/cli-fast.N.txt" -- "$HUTCH" run --json --lang node -c "${CODE[N]}" ||
+		failed "cli-fast node"
+	stop_daemon
+	[ -z "$daemon_died" ] || echo "$daemon_died" >>"$RAW/notes.txt"
+	row cold "hutch cold node: \`hutch run --cold\`"
+	spawn_row cold "$wl" "$N" json "$HUTCH" run --cold --json --lang node -c "${CODE[N]}"
+	if command -v bwrap >/dev/null && [[ $(readlink -f "$node_bin") == /usr/* ]]; then
+		row bwrap "bubblewrap + node"
+		spawn_row bwrap "$wl" "$N" plain bwrap --unshare-all \
+			--ro-bind /usr /usr --symlink usr/lib /lib --symlink usr/lib64 /lib64 \
+			--symlink usr/bin /bin --proc /proc --dev /dev --tmpfs /tmp \
+			-- "$node_bin" -e "${CODE[N]}"
+	else
+		note_row bwrap "bubblewrap + node" "skipped: bwrap missing, or $node_bin outside /usr"
+	fi
+	row plain "node ($node_bin), no isolation"
+	spawn_row plain "$wl" "$N" plain "$node_bin" -e "${CODE[N]}"
+	"$PY" bench/report.py "$RAW" | tee "$OUT/node.txt"
+}
+
 [ -x "$HUTCH" ] || die "$HUTCH is missing: run make first"
 [ -x "$CLIENT" ] || make -s "$CLIENT" >&2 || die "cannot build $CLIENT"
 [[ "$N" =~ ^[1-9][0-9]*$ ]] || die "BENCH_N must be a positive integer, not '$N'"
@@ -451,5 +509,6 @@ case "${1:-}" in
 "") bench_table ;;
 soak) bench_soak "${2:-100000}" ;;
 sessions) bench_sessions ;;
-*) die "usage: bench/run.sh [soak [N] | sessions]" ;;
+node) bench_node ;;
+*) die "usage: bench/run.sh [soak [N] | sessions | node]" ;;
 esac

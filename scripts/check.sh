@@ -45,7 +45,7 @@ if [ -n "$user" ] && userns_works "$user"; then
 	pass "integration, rootless as $user, cold path" env HUTCH_AS="$user" \
 		prove -v --timer "${core[@]}"
 	pass "integration, rootless as $user, fast path" env HUTCH_AS="$user" HUTCH_TEST_PATH=fast \
-		prove -v --timer "${core[@]}"
+		prove -v --timer "${core[@]}" tests/integration/67-fast-node.sh
 	# not 30-session-lifecycle.sh: pause and idle need a cgroup freezer, and no
 	# cgroup is delegated to this user here (the test says so when run by hand)
 	pass "sessions, rootless as $user" env HUTCH_AS="$user" prove -v --timer \

@@ -23,8 +23,7 @@ static int lower_to(pid_t pid, int resource, const char *name, uint64_t soft, ui
 	return 0;
 }
 
-static int lower(pid_t pid, int resource, const char *name, uint64_t value,
-		 struct hutch_err *err)
+static int lower(pid_t pid, int resource, const char *name, uint64_t value, struct hutch_err *err)
 {
 	return lower_to(pid, resource, name, value, value, err);
 }

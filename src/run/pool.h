@@ -29,17 +29,17 @@ struct hutch_pool_entry {
 };
 
 struct hutch_pool_stats {
-	uint64_t served;  /* entries handed out */
-	uint64_t misses;  /* requests that found the pool empty */
-	uint64_t forks;	  /* entries made */
-	unsigned ready;	  /* entries waiting now */
-	unsigned target;  /* how many it keeps ready now */
-	unsigned max;	  /* the cap (of each kind) */
+	uint64_t served;      /* entries handed out */
+	uint64_t misses;      /* requests that found the pool empty */
+	uint64_t forks;	      /* entries made */
+	unsigned ready;	      /* entries waiting now */
+	unsigned target;      /* how many it keeps ready now */
+	unsigned max;	      /* the cap (of each kind) */
 	unsigned node_ready;  /* node cells waiting now */
 	unsigned node_target; /* how many it keeps ready now */
 	uint64_t node_served; /* node requests served by a node cell */
 	uint64_t node_misses; /* node requests that found none ready */
-	pid_t zygote_pid; /* 0 when none */
+	pid_t zygote_pid;     /* 0 when none */
 };
 
 /* Start a zygote for the "host" template (Python with `preload` imported,

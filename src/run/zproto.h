@@ -9,7 +9,7 @@
 
 /* What a cell is made for: any program (Python in the warm interpreter,
  * the rest by execve), or node, with a node started ahead in it. */
-#define HUTCH_CELL_ANY 'c'
+#define HUTCH_CELL_ANY	'c'
 #define HUTCH_CELL_NODE 'n'
 
 /* pool -> zygote: make a child. fds: chan, status write end, then ncg
@@ -31,8 +31,8 @@ struct hutch_zmsg_forked {
 };
 
 /* pool -> C: run this. fds: stdin, stdout, stderr, and a memfd holding the
- * ExecRequest JSON (a node cell: stdin and the memfd only). C answers with one byte 'r' when the program starts (or
- * EOF on exec), or a struct hutch_cell_failure. */
+ * ExecRequest JSON (a node cell: stdin and the memfd only). C answers with one byte 'r' when the
+ * program starts (or EOF on exec), or a struct hutch_cell_failure. */
 struct hutch_zmsg_run {
 	char cmd; /* 'R' */
 	uint8_t has_cgroup;

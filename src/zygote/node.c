@@ -122,8 +122,7 @@ int hutch_node_warm_start(struct hutch_node_warm *w, struct hutch_err *err)
 	w->pidfd = w->ctl = w->out_r = w->out_w = w->err_r = w->err_w = -1;
 	if (write_preload(err) < 0)
 		return -1;
-	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 ||
-	    pipe2(errp, O_CLOEXEC) < 0) {
+	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
 		hutch_err_set(err, errno, "pipe");
 		goto fail;
 	}
@@ -222,8 +221,7 @@ bool hutch_node_warm_fits(char *const *argv, char *const *envp, int stdin_fd)
 	bool fits = true;
 
 	/* `node /workspace/main.js ARGS`, as the started node was told */
-	if (!argv[0] || strcmp(argv[0], "node") != 0 || !argv[1] ||
-	    strcmp(argv[1], MAIN_PATH) != 0)
+	if (!argv[0] || strcmp(argv[0], "node") != 0 || !argv[1] || strcmp(argv[1], MAIN_PATH) != 0)
 		return false;
 	/* no stdin: /dev/null, which node_warm.js reopens */
 	if (fstat(stdin_fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))

@@ -7,7 +7,7 @@ export HUTCH_TEST_PATH=fast
 . "$(dirname "$0")/../lib.sh"
 need_root
 command -v node >/dev/null || skip_all "no node on this machine"
-plan 9
+plan 12
 
 # Node in a node cell is the cell's C's child: pid 3 (pid 2 when node is a
 # fresh program in a cell). The first node request finds no node cell (the
@@ -58,11 +58,13 @@ print(json.dumps(d, sort_keys=True))'
 }
 lib=$(mktemp /tmp/hutch-node-lib.XXXXXX)
 in=$(mktemp /tmp/hutch-node-in.XXXXXX)
-at_exit "rm -f $lib $in"
+pkg=$(mktemp /tmp/hutch-node-pkg.XXXXXX)
+at_exit "rm -f $lib $in $pkg"
 echo 'exports.x = 41' >"$lib"
 chmod 644 "$lib"
 echo 'from stdin' >"$in"
-chmod 644 "$in"
+echo '{"type": "module"}' >"$pkg"
+chmod 644 "$in" "$pkg"
 cases=(
 	"--lang node -c console.log([1, 2, 3].reduce((a, b) => a + b))"
 	"--lang node -c console.error('e'); process.exitCode = 3"
@@ -76,13 +78,13 @@ cases=(
 	"--env NODE_OPTIONS=--no-deprecation --lang node -c console.log(process.env.NODE_OPTIONS)"
 	"--stdin $in --lang node -c console.log(require('fs').readFileSync(0, 'utf8'))"
 	"--file $lib:lib.js --workdir /workspace --lang node -c console.log(require('./lib').x + 1, require.main === module, __filename)"
+	"--file $pkg:package.json --lang node -c import os from 'os'; console.log(typeof os.cpus, import.meta.url)"
 	"--lang node -c const fs = require('fs'); console.log(fs.readdirSync('/tmp'), fs.readdirSync('/workspace'), Object.keys(require.cache))"
 	"--lang node -c console.log(require('fs').readFileSync('/proc/self/status', 'utf8').split('\n').filter(l => /^(Uid|Gid|Groups|Cap|NoNewPrivs|Seccomp)/.test(l)).join('\n'))"
 	"--lang node -c try { require('fs').readFileSync('/etc/shadow') } catch (e) { console.log(e.code) }"
 	"--lang node -c require('net').connect(80, '1.1.1.1').on('error', e => console.log(e.code))"
 	"--cpu-time 300ms --lang node -c while (true) {}"
 	"--timeout 500ms --lang node -c setInterval(() => {}, 1000)"
-	"--memory 100M --lang node -c const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))"
 )
 same=0
 for c in "${cases[@]}"; do
@@ -94,6 +96,22 @@ for c in "${cases[@]}"; do
 	if [ "$a" = "$b" ]; then same=$((same + 1)); else echo "# differs for: $c"; echo "# cold: $a"; echo "# fast: $b"; fi
 done
 is "$same" "${#cases[@]}" "cold and fast node give identical results for ${#cases[@]} requests"
+# Out of memory, V8's report has timings and a pid in it: the outcome only.
+oom() {
+	hjson "$@" --memory 100M --lang node -c 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))' |
+		"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["status"], d["limit_hit"], d["signal"])'
+}
+cold_oom=$(oom --cold)
+wait_node_cell
+is "$(oom)" "$cold_oom" "out of memory, a warm node ends as a fresh one does ($cold_oom)"
+
+# Each node cell starts its own node: V8 seeds Math.random from the kernel
+# in each (the issue's "node's Math.random reseeded").
+draws=$(for _ in $(seq 10); do
+	wait_node_cell
+	hutch run --lang node -c 'console.log(Math.random(), require("crypto").randomUUID())'
+done)
+is "$(echo "$draws" | sort -u | wc -l)" 10 "10 warm nodes: Math.random and randomUUID never repeat"
 
 # What does differ, by design (README "The fast path"): node is pid 3, its
 # parent a hutch-cell. That parent is closed to it: no memory, no fds, no
@@ -110,6 +128,10 @@ console.log(fs.readFileSync(`${p}/comm`, "utf8").trim())' 2>&1)
 is "$(echo "$out" | head -3 | tr '\n' ' ')" "mem EACCES environ EACCES fd EACCES " \
 	"a warm node cannot read its cell's memory, environment or fds"
 is "$(echo "$out" | tail -1)" hutch-cell "(its parent is the cell's C)"
+wait_node_cell
+is "$(hjson --lang node -c 'process.kill(process.ppid, "SIGKILL"); setTimeout(() => console.log("after"), 2000)' |
+	"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["status"], d["signal"], repr(d["stdout"]))')" \
+	"killed 9 ''" "a warm node that kills its cell's C ends its own run, at once"
 
 # The warm-up leaves nothing behind: no file, no inherited node option.
 wait_node_cell
