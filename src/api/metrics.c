@@ -177,17 +177,29 @@ static void pool(struct hutch_buf *b, struct hutch_service *svc)
 
 	if (svc->pool)
 		hutch_pool_get_stats(svc->pool, &st);
-	hutch_buf_printf(b,
-			 "# HELP hutch_pool_cells warm sandboxes of the fast path\n"
-			 "# TYPE hutch_pool_cells gauge\n"
-			 "hutch_pool_cells{kind=\"ready\"} %u\nhutch_pool_cells{kind=\"target\"} "
-			 "%u\nhutch_pool_cells{kind=\"max\"} %u\n"
-			 "# HELP hutch_pool_served_total cells handed out\n"
-			 "# TYPE hutch_pool_served_total counter\nhutch_pool_served_total %llu\n"
-			 "# HELP hutch_pool_misses_total requests that found the pool empty\n"
-			 "# TYPE hutch_pool_misses_total counter\nhutch_pool_misses_total %llu\n",
-			 st.ready, st.target, st.max, (unsigned long long)st.served,
-			 (unsigned long long)st.misses);
+	hutch_buf_printf(
+		b,
+		"# HELP hutch_pool_cells warm sandboxes of the fast path\n"
+		"# TYPE hutch_pool_cells gauge\n"
+		"hutch_pool_cells{kind=\"ready\"} %u\nhutch_pool_cells{kind=\"target\"} "
+		"%u\nhutch_pool_cells{kind=\"max\"} %u\n"
+		"# HELP hutch_pool_served_total cells handed out\n"
+		"# TYPE hutch_pool_served_total counter\nhutch_pool_served_total %llu\n"
+		"# HELP hutch_pool_misses_total requests that found the pool empty\n"
+		"# TYPE hutch_pool_misses_total counter\nhutch_pool_misses_total %llu\n"
+		"# HELP hutch_pool_node_cells node cells (a node started ahead in each)\n"
+		"# TYPE hutch_pool_node_cells gauge\n"
+		"hutch_pool_node_cells{kind=\"ready\"} %u\n"
+		"hutch_pool_node_cells{kind=\"target\"} %u\n"
+		"# HELP hutch_pool_node_served_total node requests run in a node cell\n"
+		"# TYPE hutch_pool_node_served_total counter\n"
+		"hutch_pool_node_served_total %llu\n"
+		"# HELP hutch_pool_node_misses_total node requests that found no node cell\n"
+		"# TYPE hutch_pool_node_misses_total counter\n"
+		"hutch_pool_node_misses_total %llu\n",
+		st.ready, st.target, st.max, (unsigned long long)st.served,
+		(unsigned long long)st.misses, st.node_ready, st.node_target,
+		(unsigned long long)st.node_served, (unsigned long long)st.node_misses);
 }
 
 char *hutch_metrics_text(struct hutch_service *svc)

@@ -2,7 +2,7 @@
 # hutch serve: /v1/run, health, metrics, and every kind of bad request
 # answered with the right status and an error naming the problem.
 . "$(dirname "$0")/service-lib.bash"
-plan 27
+plan 30
 start_serve --max-body 1M
 KEY=$(new_key alice)
 
@@ -48,6 +48,21 @@ is "$(status_of "$r")" 413 "and while reading a chunked body"
 
 r=$(api "$KEY" GET "/v1/sessions?x=1")
 like "$(status_of "$r") $(body_of "$r" | jget error.message)" "^400 .*'x'" "an unknown query parameter is a 400 naming it"
+
+# node: the first request finds no node cell (the pool makes them once node
+# requests come), a later one runs in one; the metrics count both
+r=$(api "$KEY" POST /v1/run -d '{"language":"node","code":"console.log(6*7)"}')
+is "$(body_of "$r" | jget stdout)" 42 "a node request runs"
+for _ in $(seq 100); do
+	m=$(curl -sS -H "Authorization: Bearer $KEY" "$URL/metrics")
+	[[ $m =~ hutch_pool_node_cells\{kind=\"ready\"\}\ [1-9] ]] && break
+	sleep 0.1
+done
+r=$(api "$KEY" POST /v1/run -d '{"language":"node","code":"console.log(process.pid)"}')
+is "$(body_of "$r" | jget stdout)" 3 "the next runs in a node cell's node (pid 3)"
+m=$(curl -sS -H "Authorization: Bearer $KEY" "$URL/metrics")
+like "$m" 'hutch_pool_node_misses_total 1.*hutch_pool_node_served_total 1|hutch_pool_node_served_total 1.*hutch_pool_node_misses_total 1' \
+	"metrics count node requests served by node cells and those that found none"
 
 m=$(curl -sS -H "Authorization: Bearer $KEY" "$URL/metrics")
 like "$m" 'hutch_executions_total\{status="ok"\} [1-9]' "metrics count executions by status"
