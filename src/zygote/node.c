@@ -39,7 +39,8 @@
 extern const char hutch_zygote_node_warm_src[];
 
 #define WARM_PATH "/tmp/.hutch-node-warm.js"
-#define MAIN_PATH HUTCH_WORKSPACE "/main.js"
+/* what the runner gives node for a language request (hutch_runner_build_argv) */
+static char main_path[] = HUTCH_WORKSPACE "/main.js";
 /* how long node may take to start before the cell gives up on it */
 #define START_TIMEOUT_MS 20000
 
@@ -82,7 +83,7 @@ static int write_preload(struct hutch_err *err)
  * its own gets (hutch_runner_build_env). */
 static _Noreturn void exec_node(int ctl_r, int out_w, int err_w, char **envp)
 {
-	char *argv[] = {"node", "-r", WARM_PATH, MAIN_PATH, NULL};
+	char *argv[] = {"node", "-r", WARM_PATH, main_path, NULL};
 
 	if (setsid() < 0 || dup2(ctl_r, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0 ||
 	    chdir(HUTCH_WORKSPACE) < 0)
@@ -221,7 +222,7 @@ bool hutch_node_warm_fits(char *const *argv, char *const *envp, int stdin_fd)
 	bool fits = true;
 
 	/* `node /workspace/main.js ARGS`, as the started node was told */
-	if (!argv[0] || strcmp(argv[0], "node") != 0 || !argv[1] || strcmp(argv[1], MAIN_PATH) != 0)
+	if (!argv[0] || strcmp(argv[0], "node") != 0 || !argv[1] || strcmp(argv[1], main_path) != 0)
 		return false;
 	/* no stdin: /dev/null, which node_warm.js reopens */
 	if (fstat(stdin_fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
