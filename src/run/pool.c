@@ -28,6 +28,9 @@
 /* The default writable layer a pool cell is made with; a request asking for
  * another size gets its tmpfs resized before it starts (no new cell). */
 #define POOL_DISK HUTCH_DEFAULT_DISK
+/* Node cells each hold a running node (~40 MB here) that took ~100 ms of
+ * CPU to start: a few at most, whatever the pool's cap. */
+#define NODE_CELLS_MAX 4
 
 struct hutch_pool {
 	pthread_mutex_t mu;
@@ -518,7 +521,8 @@ int hutch_pool_take(struct hutch_pool *p, char kind, struct hutch_pool_entry *e,
 		/* none ready: this one runs node by execve in a cell for any
 		 * program; keep one more node cell from now on */
 		p->misses_node++;
-		if (p->target_node < p->max && time(NULL) - p->node_failed > 60)
+		if (p->target_node < p->max && p->target_node < NODE_CELLS_MAX &&
+		    time(NULL) - p->node_failed > 60)
 			p->target_node++;
 	}
 	if (pop_live(p, p->ready, &p->nready, e))
