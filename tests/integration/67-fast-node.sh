@@ -7,7 +7,7 @@ export HUTCH_TEST_PATH=fast
 . "$(dirname "$0")/../lib.sh"
 need_root
 command -v node >/dev/null || skip_all "no node on this machine"
-plan 12
+plan 13
 
 # Node in a node cell is the cell's C's child: pid 3 (pid 2 when node is a
 # fresh program in a cell). The first node request finds no node cell (the
@@ -96,6 +96,11 @@ for c in "${cases[@]}"; do
 	if [ "$a" = "$b" ]; then same=$((same + 1)); else echo "# differs for: $c"; echo "# cold: $a"; echo "# fast: $b"; fi
 done
 is "$same" "${#cases[@]}" "cold and fast node give identical results for ${#cases[@]} requests"
+# Arguments and a working directory below /workspace reach the warm node.
+args_cwd() { hutch run "$@" --workdir sub --lang node -c 'console.log(process.cwd(), process.argv.slice(2))' -- a "b c" ''; }
+cold_args=$(args_cwd --cold)
+wait_node_cell
+is "$(args_cwd)" "$cold_args" "arguments and --workdir: as a fresh node gets them ($cold_args)"
 # Out of memory, V8's report has timings and a pid in it: the outcome only.
 oom() {
 	hjson "$@" --memory 100M --lang node -c 'const a = []; for (;;) a.push(Buffer.alloc(1 << 20, 1))' |
