@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cell/cell.h"
 #include "cell/zygote.h"
 #include "run/pool.h"
 #include "run/zproto.h"
@@ -42,7 +43,7 @@ struct hutch_pool {
 	unsigned max;
 	unsigned target;
 	/* node cells (a node started ahead in each): none until node requests
-	 * come, then as many as they miss, up to max */
+	 * come, then one more for each that misses, up to NODE_CELLS_MAX */
 	struct hutch_pool_entry *ready_node;
 	unsigned nready_node;
 	unsigned target_node;
@@ -252,11 +253,19 @@ static int wait_ready(int chan, pid_t *pid, struct hutch_pool_entry *e, struct h
 	e->proxy_fd = fds[1];
 	if (n != 1 || nfds != 2 || hello != 'w')
 		return hutch_err_setx(err, ECHILD, "the new cell sent no connect watch");
+	/* one byte, its kind; or a struct hutch_cell_failure saying why not */
+	struct hutch_cell_failure f;
 	fds[0] = fds[1] = -1;
-	n = hutch_recv_fds(chan, &hello, 1, fds, 2, &nfds);
+	n = hutch_recv_fds(chan, &f, sizeof(f), fds, 2, &nfds);
 	e->out_fd = fds[0];
 	e->err_fd = fds[1];
-	if (n != 1 || hello != e->kind || nfds != (hello == HUTCH_CELL_NODE ? 2 : 0))
+	if (n == (ssize_t)sizeof(f)) {
+		f.step[sizeof(f.step) - 1] = '\0';
+		f.err.msg[sizeof(f.err.msg) - 1] = '\0';
+		return hutch_err_setx(err, f.err.code, "the new cell failed (%s): %s", f.step,
+				      f.err.msg);
+	}
+	if (n != 1 || f.step[0] != e->kind || nfds != (e->kind == HUTCH_CELL_NODE ? 2 : 0))
 		return hutch_err_setx(err, ECHILD, "the new cell died while it was warmed up");
 	return 0;
 }

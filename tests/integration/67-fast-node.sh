@@ -7,7 +7,7 @@ export HUTCH_TEST_PATH=fast
 . "$(dirname "$0")/../lib.sh"
 need_root
 command -v node >/dev/null || skip_all "no node on this machine"
-plan 13
+plan 16
 
 # Node in a node cell is the cell's C's child: pid 3 (pid 2 when node is a
 # fresh program in a cell). The first node request finds no node cell (the
@@ -23,8 +23,8 @@ warm_pid() {
 }
 is "$(warm_pid)" 3 "node runs in a node started ahead once the pool has a node cell"
 
-# Wait until our daemon has a node cell whose node is waiting: the next node
-# request takes it (only this file uses this daemon).
+# Wait until our daemon has a node cell whose node is waiting for a request:
+# the next node request takes it (only this file uses this daemon).
 our_nodes() {
 	local p a
 	for p in $(pgrep -f '^node -r /tmp/.hutch-node-warm.js'); do
@@ -35,12 +35,20 @@ our_nodes() {
 		[ "$a" = "$DAEMON_PID" ] && echo "$p"
 	done
 }
+# Ready: node blocked in read(0), on the pipe the request comes through
+# (/proc/PID/syscall: "0 0x0 ..."); the cell then tells the pool at once.
 wait_node_cell() {
+	local p
 	for _ in $(seq 150); do
-		[ -n "$(our_nodes)" ] && return 0
+		for p in $(our_nodes); do
+			if [[ $(cut -d' ' -f1-2 /proc/"$p"/syscall 2>/dev/null) == "0 0x0" ]]; then
+				sleep 0.05
+				return 0
+			fi
+		done
 		sleep 0.1
 	done
-	echo "# no node cell after 15 s"
+	echo "# no node cell ready after 15 s"
 }
 
 # The same requests, cold and fast, give the same results (bar ids, timings,
@@ -160,6 +168,31 @@ wait_node_cell
 is "$(hutch run --lang node -c 'console.log(typeof LEFT, "LEFT" in process.env,
 require("fs").existsSync("/tmp/left"))')" "undefined false false" \
 	"the next warm node sees no global, variable or file the last one left"
+
+# Without node in the template (a daemon whose mount namespace hides it), a
+# node request fails as a fresh node would, the pool says why once and stops
+# trying for a while, and Python is not affected.
+nonode=$(mktemp -d /tmp/hutch-nonode.XXXXXX)
+chmod 755 "$nonode"
+at_exit "rm -rf $nonode"
+# shellcheck disable=SC2016 # expanded by the inner shell
+unshare -m sh -c 'for d in /usr/local/bin /usr/bin /bin; do
+	[ -e "$d/node" ] && mount --bind /dev/null "$d/node"; done
+exec "$0" daemon --socket "$1/s" --pool 1 --log-level warn 2>"$1/log"' "$HUTCH_BIN" "$nonode" &
+nodaemon=$!
+at_exit "kill $nodaemon 2>/dev/null"
+for _ in $(seq 100); do [ -S "$nonode/s" ] && break; sleep 0.05; done
+outs=$(for _ in 1 2 3; do
+	HUTCH_SOCKET=$nonode/s "$HUTCH_BIN" run --json --lang node -c 'console.log(1)' |
+		"$PY" -c 'import json, sys; d = json.load(sys.stdin); print(d["status"], d["exit_code"])'
+	sleep 0.5
+done | sort -u)
+is "$outs" "error 126" "no node in the template: node requests fail as a fresh node does (error, 126)"
+is "$(HUTCH_SOCKET=$nonode/s "$HUTCH_BIN" run --lang python -c 'print(2)')" 2 "and Python still runs"
+is "$(grep -c 'no warm node: the new cell failed (node)' "$nonode/log")" 1 \
+	"the pool says once why it has no node cells, and does not retry at once"
+kill "$nodaemon" 2>/dev/null
+wait "$nodaemon" 2>/dev/null
 
 # A node started ahead and never used goes with the daemon (ours: other
 # tests may run daemons of their own).
