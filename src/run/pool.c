@@ -255,6 +255,7 @@ static int wait_ready(int chan, pid_t *pid, struct hutch_pool_entry *e, struct h
 		return hutch_err_setx(err, ECHILD, "the new cell sent no connect watch");
 	/* one byte, its kind; or a struct hutch_cell_failure saying why not */
 	struct hutch_cell_failure f;
+	memset(&f, 0, sizeof(f));
 	fds[0] = fds[1] = -1;
 	n = hutch_recv_fds(chan, &f, sizeof(f), fds, 2, &nfds);
 	e->out_fd = fds[0];
