@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "util/buf.h"
 #include "util/err.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/mem.h"
 
@@ -84,20 +85,6 @@ static int parse_args(int argc, char **argv, struct mcp_opts *o)
 	return 0;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * Tool calls run on threads of their own, up to MAX_CALLS at once, so the
  * calls an agent makes in parallel run in parallel (the handler and both
@@ -130,7 +117,7 @@ static void send_reply(struct stdio_server *s, char *reply)
 	n = strlen(reply);
 	reply[n] = '\n'; /* replaces the NUL */
 	pthread_mutex_lock(&s->lock);
-	if (!s->is_broken && write_all(1, reply, n + 1) < 0)
+	if (!s->is_broken && hutch_write_all(1, reply, n + 1) < 0)
 		s->is_broken = true;
 	pthread_mutex_unlock(&s->lock);
 	free(reply);

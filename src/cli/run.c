@@ -12,6 +12,7 @@
 #include "cli/cli.h"
 #include "hutch.h"
 #include "util/err.h"
+#include "util/io.h"
 #include "util/log.h"
 #include "util/parse.h"
 
@@ -366,23 +367,10 @@ static int parse_args(struct run_opts *o, int argc, char **argv)
 	return load_stdin(o);
 }
 
-static void write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return;
-		buf += n;
-		len -= (size_t)n;
-	}
-}
-
 static void passthrough(void *ctx, int stream, const char *buf, size_t len)
 {
 	(void)ctx;
-	write_all(stream == 2 ? 2 : 1, buf, len);
+	(void)hutch_write_all(stream == 2 ? 2 : 1, buf, len);
 }
 
 static int exit_code_of(const struct hutch_exec_result *res)
@@ -492,8 +480,8 @@ static int run_via_daemon(struct run_opts *o, const struct hutch_run_hooks *hook
 	}
 	result_from_json(json, &res);
 	if (o->json) {
-		write_all(1, json, strlen(json));
-		write_all(1, "\n", 1);
+		(void)hutch_write_all(1, json, strlen(json));
+		(void)hutch_write_all(1, "\n", 1);
 	} else {
 		explain(&res);
 	}
@@ -540,8 +528,8 @@ int hutch_cmd_run(int argc, char **argv)
 	if (o.json) {
 		char *text = hutch_result_to_json(&res);
 		if (text) {
-			write_all(1, text, strlen(text));
-			write_all(1, "\n", 1);
+			(void)hutch_write_all(1, text, strlen(text));
+			(void)hutch_write_all(1, "\n", 1);
 		}
 		free(text);
 	} else {

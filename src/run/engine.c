@@ -21,6 +21,7 @@
 #include "run/engine.h"
 #include "run/runner.h"
 #include "util/err.h"
+#include "util/io.h"
 #include "util/id.h"
 #include "util/mem.h"
 #include "util/time.h"
@@ -168,16 +169,10 @@ static int open_stdin(const struct hutch_exec_request *req, struct hutch_err *er
 	fd = memfd_create("hutch-stdin", MFD_CLOEXEC);
 	if (fd < 0)
 		return hutch_err_set(err, errno, "memfd_create");
-	for (size_t done = 0; done < req->stdin_len;) {
-		ssize_t w = write(fd, req->stdin_data + done, req->stdin_len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			hutch_err_set(err, errno, "write stdin");
-			close(fd);
-			return -1;
-		}
-		done += (size_t)w;
+	if (hutch_write_all(fd, req->stdin_data, req->stdin_len) < 0) {
+		hutch_err_set(err, errno, "write stdin");
+		close(fd);
+		return -1;
 	}
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		hutch_err_set(err, errno, "seek stdin");

@@ -11,6 +11,7 @@
 #include "run/proxy.h"
 #include "run/zproto.h"
 #include "util/err.h"
+#include "util/io.h"
 #include "util/fdpass.h"
 #include "util/mem.h"
 
@@ -79,15 +80,10 @@ static int request_memfd(const struct hutch_exec_request *req, struct hutch_err 
 			close(fd);
 		return hutch_err_set(err, fd < 0 ? errno : ENOMEM, "request memfd");
 	}
-	for (size_t done = 0; done < len;) {
-		ssize_t n = write(fd, json + done, len - done);
-		if (n <= 0 && errno != EINTR) {
-			free(json);
-			close(fd);
-			return hutch_err_set(err, errno, "write request memfd");
-		}
-		if (n > 0)
-			done += (size_t)n;
+	if (hutch_write_all(fd, json, len) < 0) {
+		free(json);
+		close(fd);
+		return hutch_err_set(err, errno, "write request memfd");
 	}
 	free(json);
 	return fd;
