@@ -32,7 +32,7 @@
 #include "cell/zygote.h"
 #include "run/runner.h"
 #include "util/err.h"
-#include "util/text.h"
+#include "util/io.h"
 #include "zygote/zygote.h"
 
 /* kernels/node_warm.js, embedded (src/zygote/node_warm_src.S) */
@@ -51,27 +51,14 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-static int write_all(int fd, const char *p, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int write_preload(struct hutch_err *err)
 {
 	int fd = open(WARM_PATH, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 	if (fd < 0)
 		return hutch_err_set(err, errno, "create " WARM_PATH);
-	int rc = write_all(fd, hutch_zygote_node_warm_src, strlen(hutch_zygote_node_warm_src));
+	int rc =
+		hutch_write_all(fd, hutch_zygote_node_warm_src, strlen(hutch_zygote_node_warm_src));
 	if (rc < 0)
 		hutch_err_set(err, errno, "write " WARM_PATH);
 	close(fd);
@@ -205,16 +192,6 @@ static bool in_env(char *const *env, const char *kv)
 	return false;
 }
 
-/* node's argv and environment are strings: what is not UTF-8 goes the way
- * of the cold path, as bytes to execve */
-static bool all_utf8(char *const *v)
-{
-	for (size_t i = 0; v[i]; i++)
-		if (!hutch_utf8_valid(v[i], strlen(v[i])))
-			return false;
-	return true;
-}
-
 bool hutch_node_warm_fits(char *const *argv, char *const *envp, int stdin_fd)
 {
 	struct hutch_exec_request none;
@@ -226,8 +203,6 @@ bool hutch_node_warm_fits(char *const *argv, char *const *envp, int stdin_fd)
 		return false;
 	/* no stdin: /dev/null, which node_warm.js reopens */
 	if (fstat(stdin_fd, &st) < 0 || !S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3))
-		return false;
-	if (!all_utf8(argv) || !all_utf8(envp))
 		return false;
 	hutch_request_init(&none);
 	char **start_env = hutch_runner_build_env(&none);
@@ -258,9 +233,10 @@ int hutch_node_warm_send(struct hutch_node_warm *w, char *const *argv, char *con
 
 	json_decref(msg);
 	if (!text)
-		return hutch_err_setx(err, EINVAL, "request for node: not valid UTF-8");
+		/* argv and env came from the request's JSON: UTF-8 already */
+		return hutch_err_setx(err, EINVAL, "request for node: cannot encode it");
 	/* node reads to EOF: one message, then the pipe closes */
-	if (write_all(w->ctl, text, strlen(text)) < 0)
+	if (hutch_write_all(w->ctl, text, strlen(text)) < 0)
 		rc = hutch_err_set(err, errno, "hand the request to node");
 	free(text);
 	close_fd(&w->ctl);
